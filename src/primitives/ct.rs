@@ -1,0 +1,83 @@
+//! Constant-time word masks.
+//!
+//! A mask is `usize::MAX` (true) or `0` (false). Comparisons compute masks
+//! with arithmetic only, and [`barrier`] hides values from the optimiser so
+//! it cannot turn a masked selection back into a branch. Secret data on the
+//! open path flows only through these.
+
+/// An optimisation barrier: the compiler must treat the result as unknown.
+#[inline(always)]
+pub(crate) fn barrier(x: usize) -> usize {
+    core::hint::black_box(x)
+}
+
+/// All ones if the top bit of `x` is set.
+#[inline(always)]
+fn msb_mask(x: usize) -> usize {
+    0usize.wrapping_sub(x >> (usize::BITS - 1))
+}
+
+/// `a < b` as a mask, for any `a`, `b`.
+#[inline(always)]
+pub(crate) fn lt(a: usize, b: usize) -> usize {
+    // The borrow out of `a - b`, computed without a comparison instruction
+    // the compiler could branch on.
+    msb_mask(a ^ ((a ^ b) | (a.wrapping_sub(b) ^ a)))
+}
+
+/// `a >= b` as a mask.
+#[inline(always)]
+pub(crate) fn ge(a: usize, b: usize) -> usize {
+    !lt(a, b)
+}
+
+/// `x == 0` as a mask.
+#[inline(always)]
+pub(crate) fn is_zero(x: usize) -> usize {
+    msb_mask(!x & x.wrapping_sub(1))
+}
+
+/// `a == b` as a mask.
+#[inline(always)]
+pub(crate) fn eq(a: usize, b: usize) -> usize {
+    is_zero(a ^ b)
+}
+
+/// `mask ? a : b`.
+#[inline(always)]
+pub(crate) fn select(mask: usize, a: usize, b: usize) -> usize {
+    (mask & a) | (!mask & b)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn masks_agree_with_comparisons() {
+        let values = [
+            0usize,
+            1,
+            2,
+            15,
+            16,
+            255,
+            256,
+            1 << 31,
+            (1 << 63) - 1,
+            1 << 63,
+            usize::MAX - 1,
+            usize::MAX,
+        ];
+        for &a in &values {
+            for &b in &values {
+                assert_eq!(lt(a, b), if a < b { usize::MAX } else { 0 }, "lt {a} {b}");
+                assert_eq!(ge(a, b), if a >= b { usize::MAX } else { 0 }, "ge {a} {b}");
+                assert_eq!(eq(a, b), if a == b { usize::MAX } else { 0 }, "eq {a} {b}");
+                assert_eq!(select(eq(a, b), 7, 9), if a == b { 7 } else { 9 });
+            }
+            assert_eq!(is_zero(a), if a == 0 { usize::MAX } else { 0 });
+        }
+        assert_eq!(barrier(5), 5);
+    }
+}

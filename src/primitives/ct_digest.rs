@@ -1,0 +1,103 @@
+//! Hashing a message whose length is secret.
+//!
+//! After CBC decryption of a MAC-then-encrypt record the split between
+//! plaintext and MAC depends on the padding length, which is secret until the
+//! record is authenticated. Hashing just the plaintext would make the number
+//! of compression calls depend on it (Lucky Thirteen, CVE-2013-0169). Merely
+//! equalising that number is not enough either: which blocks are touched and
+//! when the result is taken still leak through the cache (later cache-timing
+//! attacks on such "dummy compression" fixes). So [`finish_with_secret_len`]
+//! runs the compression function over every block the message *could* end
+//! in, builds each block from public positions with masks (the `0x80` byte
+//! and the length field land where the secret length puts them), and keeps
+//! the chaining value of the real last block by a masked OR. The work and the
+//! memory touched depend only on public lengths.
+
+use super::ct;
+use super::hash::{Compress, Engine, HashFunction};
+
+/// Distance added to signed block offsets so they stay non-negative.
+const BIAS: usize = 1 << 24;
+
+/// Finishes `engine` as if it had absorbed `data[..len]` and returns the
+/// final chaining state, in time independent of `len`.
+///
+/// `data.len()` (the largest possible `len`) and the engine's position are
+/// public; `len <= data.len()` is secret. `data.len()` must stay below 2^20
+/// (records are at most 2^14 + 2048 bytes).
+pub(crate) fn finish_with_secret_len<H: HashFunction, C: Compress<H>>(
+    c: &C,
+    engine: &Engine<H>,
+    data: &[u8],
+    len: usize,
+) -> H::State {
+    debug_assert!(data.len() < 1 << 20);
+    let block_len = H::BLOCK_LEN;
+    let buffered = engine.buffered;
+    let tail = 1 + H::LENGTH_FIELD_LEN;
+    // Blocks when `len` is at its maximum: the loop count, public.
+    let max_blocks = (buffered + data.len() + tail).div_ceil(block_len);
+    // Index of the real last block: secret, computed with a shift only
+    // (`block_len` is a power of two, so no variable-time division).
+    let last_block = (buffered + len + tail + block_len - 1) / block_len - 1;
+    let bit_len = (engine.total.wrapping_add(len as u64)).wrapping_mul(8);
+    let length_bytes = bit_len.to_be_bytes();
+
+    let mut state = engine.state;
+    let mut result = H::ZERO_STATE;
+
+    let mut block = H::ZERO_BLOCK;
+    for i in 0..max_blocks {
+        let start = i * block_len; // position of this block in buffer || data
+        let b = block.as_mut();
+        // Public copy: whatever the stream holds at these positions, as if
+        // `len` were maximal; bytes past `data` are zero.
+        for (j, byte) in b.iter_mut().enumerate() {
+            let pos = start + j;
+            *byte = if pos < buffered {
+                engine.buffer.as_ref()[pos]
+            } else if pos - buffered < data.len() {
+                data[pos - buffered]
+            } else {
+                0
+            };
+        }
+        // Secret: where the message ends inside this block, clamped to
+        // [-1, block_len] so that it fits a small lane. `t` is the offset of
+        // the 0x80 byte relative to the block start.
+        let t = ct::barrier(len + buffered + BIAS - start);
+        let lo = BIAS - 1;
+        let hi = BIAS + block_len;
+        let t = ct::select(ct::lt(t, lo), lo, t);
+        let t = ct::select(ct::lt(hi, t), hi, t);
+        // Offsets by 256 so every lane value is a small positive u16.
+        let t = (t - BIAS + 256) as u16;
+        mask_block(b, t);
+
+        let is_last = ct::eq(i, last_block);
+        let mask8 = is_last as u8;
+        let field = &mut b[block_len - 8..];
+        for (dst, src) in field.iter_mut().zip(length_bytes) {
+            *dst |= src & mask8;
+        }
+
+        c.compress(&mut state, core::slice::from_ref(&block));
+        H::or_masked(&mut result, &state, is_last as u64);
+    }
+    result
+}
+
+/// Keeps the bytes before offset `t - 256`, writes 0x80 at it, zeroes the
+/// rest. `t` is in `[255, 256 + block_len]`. Written on u16 lanes without
+/// branches so the compiler vectorises it.
+#[inline(always)]
+fn mask_block(block: &mut [u8], t: u16) {
+    for (j, byte) in block.iter_mut().enumerate() {
+        let jj = j as u16 + 256;
+        // jj < t: top bit of the wrapped difference.
+        let keep = 0u16.wrapping_sub(jj.wrapping_sub(t) >> 15) as u8;
+        // jj == t: (jj ^ t) - 1 wraps only when they are equal.
+        let at = 0u16.wrapping_sub((jj ^ t).wrapping_sub(1) >> 15) as u8;
+        *byte = (*byte & keep) | (0x80 & at);
+    }
+}

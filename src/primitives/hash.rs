@@ -1,0 +1,227 @@
+//! The three hash functions, described by what HMAC and the constant-time
+//! digest need: the state, the block, the initial value, how the length is
+//! encoded in the final block, and how the state becomes the output.
+//!
+//! The compression function itself is not here: it is a [`Compress`]
+//! implementation supplied by the chosen backend, so that the same HMAC and
+//! constant-time code runs over every kernel.
+
+use zeroize::Zeroize;
+
+/// A Merkle-Damgard hash function of the SHA family.
+pub(crate) trait HashFunction: 'static {
+    /// The chaining state (five or eight words).
+    type State: Copy + Zeroize + PartialEq + core::fmt::Debug;
+    /// One input block, `[u8; BLOCK_LEN]`.
+    type Block: Copy + AsRef<[u8]> + AsMut<[u8]>;
+
+    /// Block length in bytes.
+    const BLOCK_LEN: usize;
+    /// Digest length in bytes.
+    const OUTPUT_LEN: usize;
+    /// Bytes of the big-endian bit-length field ending the last block.
+    const LENGTH_FIELD_LEN: usize;
+    /// The initial chaining value.
+    const INITIAL_STATE: Self::State;
+    /// An all-zero state.
+    const ZERO_STATE: Self::State;
+    /// An all-zero block.
+    const ZERO_BLOCK: Self::Block;
+
+    /// Splits `data` into whole blocks and the remainder, without copying.
+    fn split_blocks(data: &[u8]) -> (&[Self::Block], &[u8]);
+
+    /// Writes the first `out.len()` bytes (at most `OUTPUT_LEN`) of the
+    /// big-endian serialisation of `state`.
+    fn write_output(state: &Self::State, out: &mut [u8]);
+
+    /// Bitwise-or of `mask & other` into `acc`, word by word: the selection
+    /// step of the constant-time digest (`mask` is all ones or all zeros).
+    fn or_masked(acc: &mut Self::State, other: &Self::State, mask: u64);
+}
+
+/// A compression function for hash `H`: the piece a backend provides.
+pub(crate) trait Compress<H: HashFunction> {
+    /// Runs the compression function over `blocks` in order.
+    fn compress(&self, state: &mut H::State, blocks: &[H::Block]);
+}
+
+/// SHA-1 (FIPS 180-4).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Sha1;
+/// SHA-256 (FIPS 180-4).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Sha256;
+/// SHA-384 (FIPS 180-4): SHA-512's compression, its own IV, 48-byte output.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Sha384;
+
+fn write_words_u32(words: &[u32], out: &mut [u8]) {
+    for (chunk, word) in out.chunks_mut(4).zip(words) {
+        chunk.copy_from_slice(&word.to_be_bytes()[..chunk.len()]);
+    }
+}
+
+fn write_words_u64(words: &[u64], out: &mut [u8]) {
+    for (chunk, word) in out.chunks_mut(8).zip(words) {
+        chunk.copy_from_slice(&word.to_be_bytes()[..chunk.len()]);
+    }
+}
+
+impl HashFunction for Sha1 {
+    type State = [u32; 5];
+    type Block = [u8; 64];
+    const BLOCK_LEN: usize = 64;
+    const OUTPUT_LEN: usize = 20;
+    const LENGTH_FIELD_LEN: usize = 8;
+    const INITIAL_STATE: [u32; 5] = [0x67452301, 0xEFCDAB89, 0x98BADCFE, 0x10325476, 0xC3D2E1F0];
+    const ZERO_STATE: Self::State = [0; 5];
+    const ZERO_BLOCK: [u8; 64] = [0; 64];
+
+    fn split_blocks(data: &[u8]) -> (&[[u8; 64]], &[u8]) {
+        data.as_chunks()
+    }
+
+    fn write_output(state: &[u32; 5], out: &mut [u8]) {
+        write_words_u32(state, out);
+    }
+
+    fn or_masked(acc: &mut [u32; 5], other: &[u32; 5], mask: u64) {
+        for (a, o) in acc.iter_mut().zip(other) {
+            *a |= o & mask as u32;
+        }
+    }
+}
+
+impl HashFunction for Sha256 {
+    type State = [u32; 8];
+    type Block = [u8; 64];
+    const BLOCK_LEN: usize = 64;
+    const OUTPUT_LEN: usize = 32;
+    const LENGTH_FIELD_LEN: usize = 8;
+    const INITIAL_STATE: [u32; 8] = [
+        0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a, 0x510e527f, 0x9b05688c, 0x1f83d9ab,
+        0x5be0cd19,
+    ];
+    const ZERO_STATE: Self::State = [0; 8];
+    const ZERO_BLOCK: [u8; 64] = [0; 64];
+
+    fn split_blocks(data: &[u8]) -> (&[[u8; 64]], &[u8]) {
+        data.as_chunks()
+    }
+
+    fn write_output(state: &[u32; 8], out: &mut [u8]) {
+        write_words_u32(state, out);
+    }
+
+    fn or_masked(acc: &mut [u32; 8], other: &[u32; 8], mask: u64) {
+        for (a, o) in acc.iter_mut().zip(other) {
+            *a |= o & mask as u32;
+        }
+    }
+}
+
+impl HashFunction for Sha384 {
+    type State = [u64; 8];
+    type Block = [u8; 128];
+    const BLOCK_LEN: usize = 128;
+    const OUTPUT_LEN: usize = 48;
+    const LENGTH_FIELD_LEN: usize = 16;
+    const INITIAL_STATE: [u64; 8] = [
+        0xcbbb9d5dc1059ed8,
+        0x629a292a367cd507,
+        0x9159015a3070dd17,
+        0x152fecd8f70e5939,
+        0x67332667ffc00b31,
+        0x8eb44a8768581511,
+        0xdb0c2e0d64f98fa7,
+        0x47b5481dbefa4fa4,
+    ];
+    const ZERO_STATE: [u64; 8] = [0; 8];
+    const ZERO_BLOCK: [u8; 128] = [0; 128];
+
+    fn split_blocks(data: &[u8]) -> (&[[u8; 128]], &[u8]) {
+        data.as_chunks()
+    }
+
+    fn write_output(state: &[u64; 8], out: &mut [u8]) {
+        write_words_u64(&state[..6], out);
+    }
+
+    fn or_masked(acc: &mut [u64; 8], other: &[u64; 8], mask: u64) {
+        for (a, o) in acc.iter_mut().zip(other) {
+            *a |= o & mask;
+        }
+    }
+}
+
+/// A streaming hash over a compression function: the state, a partial block,
+/// and the byte count. Lives on the stack; copying it forks the hash.
+#[derive(Clone, Copy)]
+pub(crate) struct Engine<H: HashFunction> {
+    pub(crate) state: H::State,
+    pub(crate) buffer: H::Block,
+    /// Bytes in `buffer` (always < `BLOCK_LEN`).
+    pub(crate) buffered: usize,
+    /// Bytes absorbed so far, including those compressed into `state`.
+    pub(crate) total: u64,
+}
+
+impl<H: HashFunction> Engine<H> {
+    /// An engine resuming from `state` after `total` bytes (a multiple of
+    /// the block length).
+    pub(crate) fn resume(state: H::State, total: u64) -> Self {
+        Engine {
+            state,
+            buffer: H::ZERO_BLOCK,
+            buffered: 0,
+            total,
+        }
+    }
+
+    /// A fresh hash.
+    pub(crate) fn new() -> Self {
+        Self::resume(H::INITIAL_STATE, 0)
+    }
+
+    /// Absorbs `data`.
+    pub(crate) fn update<C: Compress<H>>(&mut self, c: &C, mut data: &[u8]) {
+        self.total += data.len() as u64;
+        if self.buffered > 0 {
+            let take = (H::BLOCK_LEN - self.buffered).min(data.len());
+            self.buffer.as_mut()[self.buffered..self.buffered + take].copy_from_slice(&data[..take]);
+            self.buffered += take;
+            data = &data[take..];
+            if self.buffered < H::BLOCK_LEN {
+                return;
+            }
+            c.compress(&mut self.state, core::slice::from_ref(&self.buffer));
+            self.buffered = 0;
+        }
+        let (blocks, rest) = H::split_blocks(data);
+        if !blocks.is_empty() {
+            c.compress(&mut self.state, blocks);
+        }
+        self.buffer.as_mut()[..rest.len()].copy_from_slice(rest);
+        self.buffered = rest.len();
+    }
+
+    /// Applies the final padding and returns the chaining state holding the
+    /// digest.
+    pub(crate) fn finish<C: Compress<H>>(mut self, c: &C) -> H::State {
+        let bits = self.total.wrapping_mul(8);
+        let buf = self.buffer.as_mut();
+        buf[self.buffered] = 0x80;
+        buf[self.buffered + 1..].fill(0);
+        if self.buffered + 1 + H::LENGTH_FIELD_LEN > H::BLOCK_LEN {
+            c.compress(&mut self.state, core::slice::from_ref(&self.buffer));
+            self.buffer.as_mut().fill(0);
+        }
+        let buf = self.buffer.as_mut();
+        buf[H::BLOCK_LEN - 8..].copy_from_slice(&bits.to_be_bytes());
+        c.compress(&mut self.state, core::slice::from_ref(&self.buffer));
+        // Per-message copies on the stack are not wiped: the key material
+        // itself is wiped once, when the key object drops.
+        self.state
+    }
+}

@@ -1,0 +1,394 @@
+//! HMAC (RFC 2104) with precomputed inner and outer states.
+//!
+//! [`HmacKey::new`] compresses `key ^ ipad` and `key ^ opad` once; every MAC
+//! after that starts from copies of those two states on the stack, so a MAC
+//! costs the message's own compressions plus one for the outer hash, and no
+//! call allocates.
+
+use core::fmt;
+
+use subtle::ConstantTimeEq;
+use zeroize::Zeroize;
+
+use super::hash::{Compress, Engine, HashFunction, Sha1, Sha256, Sha384};
+use crate::backends::{Backend, Compressor, with_compressor};
+use crate::combination::MacAlgorithm;
+use crate::error::Error;
+
+/// Largest tag: HMAC-SHA384's 48 bytes.
+pub(crate) const MAX_TAG_LEN: usize = 48;
+
+/// The chaining states after absorbing `key ^ ipad` and `key ^ opad`.
+#[derive(Clone)]
+pub(crate) struct HmacStates<H: HashFunction> {
+    pub(crate) inner: H::State,
+    pub(crate) outer: H::State,
+}
+
+impl<H: HashFunction> HmacStates<H> {
+    pub(crate) fn new<C: Compress<H>>(c: &C, key: &[u8]) -> Self {
+        // Keys longer than a block are hashed first (RFC 2104 section 2).
+        let mut k = H::ZERO_BLOCK;
+        if key.len() > H::BLOCK_LEN {
+            let mut e = Engine::<H>::new();
+            e.update(c, key);
+            let digest = e.finish(c);
+            H::write_output(&digest, &mut k.as_mut()[..H::OUTPUT_LEN]);
+        } else {
+            k.as_mut()[..key.len()].copy_from_slice(key);
+        }
+        let mut pad = k;
+        for b in pad.as_mut() {
+            *b ^= 0x36;
+        }
+        let mut inner = H::INITIAL_STATE;
+        c.compress(&mut inner, core::slice::from_ref(&pad));
+        for (p, b) in pad.as_mut().iter_mut().zip(k.as_ref()) {
+            *p = b ^ 0x5c;
+        }
+        let mut outer = H::INITIAL_STATE;
+        c.compress(&mut outer, core::slice::from_ref(&pad));
+        k.as_mut().zeroize();
+        pad.as_mut().zeroize();
+        HmacStates { inner, outer }
+    }
+
+    /// A context positioned after the inner key block.
+    #[inline]
+    pub(crate) fn inner_engine(&self) -> Engine<H> {
+        Engine::resume(self.inner, H::BLOCK_LEN as u64)
+    }
+
+    /// The outer hash over an inner digest state, written to `out`
+    /// (`out.len() <= OUTPUT_LEN`).
+    #[inline]
+    pub(crate) fn finish_outer<C: Compress<H>>(&self, c: &C, inner: &H::State, out: &mut [u8]) {
+        let mut digest = [0u8; MAX_TAG_LEN];
+        H::write_output(inner, &mut digest[..H::OUTPUT_LEN]);
+        let mut e = Engine::resume(self.outer, H::BLOCK_LEN as u64);
+        e.update(c, &digest[..H::OUTPUT_LEN]);
+        let state = e.finish(c);
+        H::write_output(&state, out);
+    }
+
+    /// HMAC over the concatenation of `parts`.
+    #[inline]
+    pub(crate) fn mac_parts<C: Compress<H>>(&self, c: &C, parts: &[&[u8]], out: &mut [u8]) {
+        let mut e = self.inner_engine();
+        for part in parts {
+            e.update(c, part);
+        }
+        let inner = e.finish(c);
+        self.finish_outer(c, &inner, out);
+    }
+}
+
+impl<H: HashFunction> Drop for HmacStates<H> {
+    fn drop(&mut self) {
+        self.inner.zeroize();
+        self.outer.zeroize();
+    }
+}
+
+/// The precomputed states of one of the three hash functions.
+#[derive(Clone)]
+pub(crate) enum AnyStates {
+    Sha1(HmacStates<Sha1>),
+    Sha256(HmacStates<Sha256>),
+    Sha384(HmacStates<Sha384>),
+}
+
+/// A MAC tag: up to 48 bytes, compared in constant time.
+///
+/// `PartialEq` is constant-time in the tag bytes.
+#[derive(Clone, Copy)]
+pub struct Tag {
+    bytes: [u8; MAX_TAG_LEN],
+    len: u8,
+}
+
+impl Tag {
+    /// The tag bytes.
+    pub fn as_bytes(&self) -> &[u8] {
+        &self.bytes[..self.len as usize]
+    }
+
+    /// Tag length in bytes.
+    #[allow(clippy::len_without_is_empty)] // a tag is never empty
+    pub fn len(&self) -> usize {
+        self.len as usize
+    }
+}
+
+impl AsRef<[u8]> for Tag {
+    fn as_ref(&self) -> &[u8] {
+        self.as_bytes()
+    }
+}
+
+impl PartialEq for Tag {
+    fn eq(&self, other: &Self) -> bool {
+        self.as_bytes().ct_eq(other.as_bytes()).into()
+    }
+}
+
+impl Eq for Tag {}
+
+impl fmt::Debug for Tag {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("Tag(")?;
+        for b in self.as_bytes() {
+            write!(f, "{b:02x}")?;
+        }
+        f.write_str(")")
+    }
+}
+
+/// An HMAC key with its inner and outer states precomputed.
+///
+/// ```
+/// use cbc_hmac::{HmacKey, MacAlgorithm};
+///
+/// let key = HmacKey::new(MacAlgorithm::HmacSha256, b"key")?;
+/// let tag = key.sign(b"The quick brown fox jumps over the lazy dog");
+/// assert_eq!(
+///     tag.as_bytes()[..4],
+///     [0xf7, 0xbc, 0x83, 0xf4],
+/// );
+/// key.verify(b"The quick brown fox jumps over the lazy dog", tag.as_bytes())?;
+///
+/// // Incremental, on the stack:
+/// let mut ctx = key.context();
+/// ctx.update(b"The quick brown fox ");
+/// ctx.update(b"jumps over the lazy dog");
+/// assert_eq!(ctx.finish(), tag);
+/// # Ok::<(), cbc_hmac::Error>(())
+/// ```
+#[derive(Clone)]
+pub struct HmacKey {
+    states: AnyStates,
+    compressor: Compressor,
+    backend: Backend,
+}
+
+impl HmacKey {
+    /// Precomputes the states for `key` (any length, RFC 2104) on the best
+    /// available backend.
+    pub fn new(algorithm: MacAlgorithm, key: &[u8]) -> Result<Self, Error> {
+        Self::with_backend(algorithm, key, Backend::detect())
+    }
+
+    /// Like [`HmacKey::new`] on a chosen backend; fails with
+    /// [`Error::BackendUnavailable`] if it cannot run here.
+    pub fn with_backend(algorithm: MacAlgorithm, key: &[u8], backend: Backend) -> Result<Self, Error> {
+        let backend = backend.check()?;
+        let compressor = Compressor::new(backend);
+        let states = with_compressor!(compressor, |c| match algorithm {
+            MacAlgorithm::HmacSha1 => AnyStates::Sha1(HmacStates::new(c, key)),
+            MacAlgorithm::HmacSha256 => AnyStates::Sha256(HmacStates::new(c, key)),
+            MacAlgorithm::HmacSha384 => AnyStates::Sha384(HmacStates::new(c, key)),
+        });
+        Ok(HmacKey {
+            states,
+            compressor,
+            backend,
+        })
+    }
+
+    /// The algorithm.
+    pub fn algorithm(&self) -> MacAlgorithm {
+        match self.states {
+            AnyStates::Sha1(_) => MacAlgorithm::HmacSha1,
+            AnyStates::Sha256(_) => MacAlgorithm::HmacSha256,
+            AnyStates::Sha384(_) => MacAlgorithm::HmacSha384,
+        }
+    }
+
+    /// The backend this key runs on.
+    pub fn backend(&self) -> Backend {
+        self.backend
+    }
+
+    /// Tag length in bytes.
+    pub fn output_len(&self) -> usize {
+        self.algorithm().output_len()
+    }
+
+    pub(crate) fn states(&self) -> &AnyStates {
+        &self.states
+    }
+
+    pub(crate) fn compressor(&self) -> &Compressor {
+        &self.compressor
+    }
+
+    /// The HMAC of the concatenation of `parts` into `out[..output_len]`.
+    /// `out` has been checked to be long enough.
+    pub(crate) fn mac_parts_into(&self, parts: &[&[u8]], out: &mut [u8]) {
+        let out = &mut out[..self.output_len()];
+        with_compressor!(self.compressor, |c| match &self.states {
+            AnyStates::Sha1(s) => s.mac_parts(c, parts, out),
+            AnyStates::Sha256(s) => s.mac_parts(c, parts, out),
+            AnyStates::Sha384(s) => s.mac_parts(c, parts, out),
+        })
+    }
+
+    /// The tag of `message`.
+    pub fn sign(&self, message: &[u8]) -> Tag {
+        let mut tag = Tag {
+            bytes: [0; MAX_TAG_LEN],
+            len: self.output_len() as u8,
+        };
+        self.mac_parts_into(&[message], &mut tag.bytes);
+        tag
+    }
+
+    /// Writes the tag of `message` to the start of `out` and returns its
+    /// length; fails if `out` is shorter than [`HmacKey::output_len`].
+    pub fn mac(&self, message: &[u8], out: &mut [u8]) -> Result<usize, Error> {
+        let n = self.output_len();
+        if out.len() < n {
+            return Err(Error::BufferTooSmall {
+                needed: n,
+                actual: out.len(),
+            });
+        }
+        self.mac_parts_into(&[message], out);
+        Ok(n)
+    }
+
+    /// Checks `tag` against the tag of `message` in constant time.
+    ///
+    /// The tag must have the full length ([`Error::InvalidTagLength`]
+    /// otherwise); a mismatch is [`Error::BadMac`].
+    pub fn verify(&self, message: &[u8], tag: &[u8]) -> Result<(), Error> {
+        let expected = self.sign(message);
+        if tag.len() != expected.len() {
+            return Err(Error::InvalidTagLength {
+                expected: expected.len(),
+                actual: tag.len(),
+            });
+        }
+        if bool::from(expected.as_bytes().ct_eq(tag)) {
+            Ok(())
+        } else {
+            Err(Error::BadMac)
+        }
+    }
+
+    /// An incremental context, on the stack, copied from the precomputed
+    /// inner state.
+    pub fn context(&self) -> HmacContext<'_> {
+        let engine = match &self.states {
+            AnyStates::Sha1(s) => AnyEngine::Sha1(s.inner_engine(), s),
+            AnyStates::Sha256(s) => AnyEngine::Sha256(s.inner_engine(), s),
+            AnyStates::Sha384(s) => AnyEngine::Sha384(s.inner_engine(), s),
+        };
+        HmacContext { key: self, engine }
+    }
+}
+
+impl fmt::Debug for HmacKey {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("HmacKey")
+            .field("algorithm", &self.algorithm())
+            .field("backend", &self.backend)
+            .finish_non_exhaustive()
+    }
+}
+
+/// An engine together with the states it finishes against, so the two
+/// always agree in type.
+#[derive(Clone, Copy)]
+enum AnyEngine<'k> {
+    Sha1(Engine<Sha1>, &'k HmacStates<Sha1>),
+    Sha256(Engine<Sha256>, &'k HmacStates<Sha256>),
+    Sha384(Engine<Sha384>, &'k HmacStates<Sha384>),
+}
+
+/// An HMAC computation in progress (see [`HmacKey::context`]).
+#[derive(Clone)]
+pub struct HmacContext<'k> {
+    key: &'k HmacKey,
+    engine: AnyEngine<'k>,
+}
+
+impl HmacContext<'_> {
+    /// Absorbs `data`.
+    pub fn update(&mut self, data: &[u8]) {
+        with_compressor!(self.key.compressor, |c| match &mut self.engine {
+            AnyEngine::Sha1(e, _) => e.update(c, data),
+            AnyEngine::Sha256(e, _) => e.update(c, data),
+            AnyEngine::Sha384(e, _) => e.update(c, data),
+        })
+    }
+
+    /// The tag of everything absorbed.
+    pub fn finish(self) -> Tag {
+        let mut tag = Tag {
+            bytes: [0; MAX_TAG_LEN],
+            len: self.key.output_len() as u8,
+        };
+        let out = &mut tag.bytes[..tag.len as usize];
+        with_compressor!(self.key.compressor, |c| match self.engine {
+            AnyEngine::Sha1(e, s) => s.finish_outer(c, &e.finish(c), out),
+            AnyEngine::Sha256(e, s) => s.finish_outer(c, &e.finish(c), out),
+            AnyEngine::Sha384(e, s) => s.finish_outer(c, &e.finish(c), out),
+        });
+        tag
+    }
+}
+
+impl fmt::Debug for HmacContext<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("HmacContext")
+            .field("algorithm", &self.key.algorithm())
+            .finish_non_exhaustive()
+    }
+}
+
+/// A plain hash: SHA-1, SHA-256 or SHA-384 over the backend's compression
+/// function (the same code path HMAC uses; exposed for benchmarks and
+/// known-answer tests).
+///
+/// ```
+/// use cbc_hmac::{digest, MacAlgorithm};
+///
+/// let mut out = [0u8; 20];
+/// let n = digest(MacAlgorithm::HmacSha1, b"abc", &mut out)?;
+/// assert_eq!(n, 20);
+/// assert_eq!(out[..4], [0xa9, 0x99, 0x3e, 0x36]);
+/// # Ok::<(), cbc_hmac::Error>(())
+/// ```
+pub fn digest(algorithm: MacAlgorithm, message: &[u8], out: &mut [u8]) -> Result<usize, Error> {
+    digest_with_backend(algorithm, message, out, Backend::detect())
+}
+
+/// [`digest`] on a chosen backend.
+pub fn digest_with_backend(
+    algorithm: MacAlgorithm,
+    message: &[u8],
+    out: &mut [u8],
+    backend: Backend,
+) -> Result<usize, Error> {
+    let n = algorithm.output_len();
+    if out.len() < n {
+        return Err(Error::BufferTooSmall {
+            needed: n,
+            actual: out.len(),
+        });
+    }
+    let compressor = Compressor::new(backend.check()?);
+    let out = &mut out[..n];
+    fn run<H: HashFunction, C: Compress<H>>(c: &C, m: &[u8], out: &mut [u8]) {
+        let mut e = Engine::<H>::new();
+        e.update(c, m);
+        H::write_output(&e.finish(c), out);
+    }
+    with_compressor!(compressor, |c| match algorithm {
+        MacAlgorithm::HmacSha1 => run::<Sha1, _>(c, message, out),
+        MacAlgorithm::HmacSha256 => run::<Sha256, _>(c, message, out),
+        MacAlgorithm::HmacSha384 => run::<Sha384, _>(c, message, out),
+    });
+    Ok(n)
+}

@@ -1,0 +1,248 @@
+//! The constant-time core of opening a MAC-then-encrypt record.
+//!
+//! After CBC decryption the record body is `plaintext || MAC || padding`,
+//! and where the plaintext ends is secret until the MAC has been checked.
+//! Lucky Thirteen (CVE-2013-0169) recovered plaintext from the timing of
+//! implementations that hashed only the plaintext; padding oracles
+//! (Vaudenay 2002, POODLE) from telling bad padding apart from a bad MAC;
+//! and OpenSSL's CVE-2016-2107 came from a fast path that dropped a public
+//! length check. So, after the public length checks the caller does first:
+//!
+//! 1. [`check_padding`] checks the largest possible padding span (256
+//!    bytes) with masks and yields a mask, never a branch;
+//! 2. [`digest_record`] computes the HMAC over a plaintext of secret length
+//!    with [`finish_with_secret_len`], whose work covers every length the
+//!    padding allows;
+//! 3. [`mac_matches`] compares the received MAC, wherever the secret length
+//!    puts it, by shifting the computed tag into place with a log-step
+//!    barrel shift (no secret index) and comparing under masks;
+//! 4. [`open_mac_then_encrypt`] composes them and returns one mask; the
+//!    caller declassifies exactly that.
+//!
+//! Bad padding is treated as zero-length padding, so the MAC is still
+//! computed and checked over a plausible split: a failure costs the same
+//! whether padding or MAC was wrong. All of this is generic over the
+//! compression function and shared by every backend.
+//!
+//! [`finish_with_secret_len`]: crate::primitives::ct_digest::finish_with_secret_len
+
+use crate::backends::with_compressor;
+use crate::primitives::ct;
+use crate::primitives::ct_digest::finish_with_secret_len;
+use crate::primitives::hash::{Compress, HashFunction};
+use crate::primitives::hmac::{AnyStates, HmacStates, MAX_TAG_LEN};
+use crate::record::mac_header;
+
+/// The padding span: up to 255 padding bytes plus the length byte.
+const MAX_PADDING_SPAN: usize = 256;
+
+/// Checks the CBC padding of `body` (`len >= mac_len + 1`, public) in
+/// constant time. Returns `(good, padding_total)`: `good` is a mask, and
+/// `padding_total` is the number of padding bytes including the length
+/// byte when good, 0 otherwise.
+pub(crate) fn check_padding(body: &[u8], mac_len: usize) -> (usize, usize) {
+    let len = body.len();
+    debug_assert!(len > mac_len);
+    let pad = ct::barrier(body[len - 1] as usize);
+    // The padding and the MAC must fit in the record.
+    let fits = ct::ge(len, mac_len + 1 + pad);
+    let window = len.min(MAX_PADDING_SPAN);
+    let tail = &body[len - window..];
+    let p = pad as u16;
+    let mut diff = 0u8;
+    for (k, &b) in tail.iter().enumerate() {
+        // Distance from the end: 0 for the length byte itself.
+        let i = (window - 1 - k) as u16;
+        // i <= p: the wrapped difference has its top bit clear.
+        let in_pad = ((p.wrapping_sub(i) >> 15) as u8).wrapping_sub(1);
+        diff |= in_pad & (b ^ p as u8);
+    }
+    let good = fits & ct::is_zero(diff as usize);
+    (good, good & (pad + 1))
+}
+
+/// Size of the shift buffer: at least `MAX_TAG_LEN + MAX_PADDING_SPAN`.
+const SHIFT_LEN: usize = 320;
+/// Bits of the shift distance (< 512).
+const SHIFT_BITS: u32 = 9;
+
+/// Whether `body[data_len..data_len + expected.len()]` equals `expected`,
+/// as a mask, for a secret `data_len` with `body.len() - 256 - mac_len <=
+/// data_len <= body.len() - mac_len`. Memory accesses depend only on
+/// `body.len()` and `expected.len()`.
+pub(crate) fn mac_matches(body: &[u8], data_len: usize, expected: &[u8]) -> usize {
+    let m = expected.len();
+    let len = body.len();
+    let window = len.min(m + MAX_PADDING_SPAN);
+    let start = len - window;
+    // Secret offset of the MAC inside the window.
+    let d = ct::barrier(data_len - start);
+
+    // Shift the expected tag right by `d`, one bit of `d` at a time.
+    let mut a = [0u8; SHIFT_LEN];
+    let mut b = [0u8; SHIFT_LEN];
+    a[..m].copy_from_slice(expected);
+    for bit in 0..SHIFT_BITS {
+        let shift = 1usize << bit;
+        let take = 0u8.wrapping_sub(((d >> bit) & 1) as u8);
+        for j in 0..SHIFT_LEN {
+            let moved = if j >= shift { a[j - shift] } else { 0 };
+            b[j] = (moved & take) | (a[j] & !take);
+        }
+        core::mem::swap(&mut a, &mut b);
+    }
+
+    // Compare inside [d, d + m) only.
+    let lo = d as u16 + 256;
+    let hi = (d + m) as u16 + 256;
+    let mut diff = 0u8;
+    for (j, (&x, &y)) in body[start..].iter().zip(a.iter()).enumerate() {
+        let jj = j as u16 + 256;
+        let ge_lo = ((jj.wrapping_sub(lo) >> 15) as u8).wrapping_sub(1);
+        let lt_hi = 0u8.wrapping_sub((jj.wrapping_sub(hi) >> 15) as u8);
+        diff |= (x ^ y) & ge_lo & lt_hi;
+    }
+    ct::is_zero(diff as usize)
+}
+
+/// The HMAC of `header || body[..data_len]` into `out`, for a secret
+/// `data_len` in `[body.len() - mac_len - 256, body.len() - mac_len]`.
+/// The public minimum is hashed normally; the rest in constant time.
+pub(crate) fn digest_record<H: HashFunction, C: Compress<H>>(
+    c: &C,
+    states: &HmacStates<H>,
+    header: &[u8; 13],
+    body: &[u8],
+    data_len: usize,
+    out: &mut [u8],
+) {
+    let max_data = body.len() - H::OUTPUT_LEN;
+    let min_data = max_data.saturating_sub(MAX_PADDING_SPAN);
+    let mut engine = states.inner_engine();
+    engine.update(c, header);
+    engine.update(c, &body[..min_data]);
+    let inner = finish_with_secret_len(c, &engine, &body[min_data..max_data], data_len - min_data);
+    states.finish_outer(c, &inner, out);
+}
+
+/// Checks padding and MAC of a decrypted MAC-then-encrypt `body` in
+/// constant time. `body.len()` (public) must be at least `mac_len + 1`.
+/// Returns `(ok, data_len)`: `ok` is a mask; `data_len` is meaningful only
+/// when `ok` is set.
+pub(crate) fn open_mac_then_encrypt(
+    states: &AnyStates,
+    compressor: &crate::backends::Compressor,
+    seq: u64,
+    content_type: u8,
+    version: [u8; 2],
+    body: &[u8],
+) -> (usize, usize) {
+    fn run<H: HashFunction, C: Compress<H>>(
+        c: &C,
+        states: &HmacStates<H>,
+        seq: u64,
+        content_type: u8,
+        version: [u8; 2],
+        body: &[u8],
+    ) -> (usize, usize) {
+        let m = H::OUTPUT_LEN;
+        let (good, padding_total) = check_padding(body, m);
+        let data_len = body.len() - m - padding_total;
+        let header = mac_header(seq, content_type, version, data_len);
+        let mut tag = [0u8; MAX_TAG_LEN];
+        digest_record(c, states, &header, body, data_len, &mut tag[..m]);
+        let mac_ok = mac_matches(body, data_len, &tag[..m]);
+        (good & mac_ok, data_len)
+    }
+    with_compressor!(*compressor, |c| match states {
+        AnyStates::Sha1(s) => run(c, s, seq, content_type, version, body),
+        AnyStates::Sha256(s) => run(c, s, seq, content_type, version, body),
+        AnyStates::Sha384(s) => run(c, s, seq, content_type, version, body),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn padded(data_and_mac: usize, pad: u8, fill: u8) -> ([u8; 600], usize) {
+        let mut buf = [fill; 600];
+        let len = data_and_mac + pad as usize + 1;
+        for b in &mut buf[data_and_mac..len] {
+            *b = pad;
+        }
+        (buf, len)
+    }
+
+    #[test]
+    fn padding_every_length() {
+        for pad in 0..=255u8 {
+            let (buf, len) = padded(40, pad, 0xaa);
+            let (good, total) = check_padding(&buf[..len], 20);
+            assert_eq!(good, usize::MAX, "pad {pad}");
+            assert_eq!(total, pad as usize + 1);
+        }
+    }
+
+    #[test]
+    fn padding_rejects_any_wrong_byte() {
+        for pad in [0u8, 1, 15, 16, 100, 255] {
+            for wrong in 0..=pad as usize {
+                let (mut buf, len) = padded(40, pad, 0xaa);
+                buf[len - 1 - wrong] ^= 1;
+                let (good, total) = check_padding(&buf[..len], 20);
+                assert_eq!((good, total), (0, 0), "pad {pad} byte {wrong}");
+            }
+        }
+    }
+
+    #[test]
+    fn padding_must_leave_room_for_the_mac() {
+        // 21 bytes of body, padding byte 1: 20-byte MAC + 2 padding bytes
+        // does not fit.
+        let buf = [1u8; 21];
+        assert_eq!(check_padding(&buf, 20), (0, 0));
+        let buf = [0u8; 21];
+        assert_eq!(check_padding(&buf, 20), (usize::MAX, 1));
+    }
+
+    #[test]
+    fn mac_found_at_every_offset() {
+        let expected: [u8; 20] = core::array::from_fn(|i| i as u8 + 1);
+        let len = 400;
+        for data_len in (len - 20 - 256)..=(len - 20) {
+            let mut body = [0x55u8; 400];
+            body[data_len..data_len + 20].copy_from_slice(&expected);
+            assert_eq!(mac_matches(&body, data_len, &expected), usize::MAX);
+            // One wrong byte anywhere in the MAC is caught.
+            for k in [0, 7, 19] {
+                let mut bad = body;
+                bad[data_len + k] ^= 0x80;
+                assert_eq!(mac_matches(&bad, data_len, &expected), 0, "{data_len} {k}");
+            }
+            // Bytes outside the MAC do not matter.
+            let mut other = body;
+            if data_len > 0 {
+                other[data_len - 1] ^= 1;
+            }
+            if data_len + 20 < len {
+                other[data_len + 20] ^= 1;
+            }
+            assert_eq!(mac_matches(&other, data_len, &expected), usize::MAX);
+        }
+    }
+
+    #[test]
+    fn mac_in_short_bodies_and_long_tags() {
+        let expected = [0xc3u8; 48];
+        for len in 48..=120 {
+            for data_len in 0..=(len - 48) {
+                let mut body = [0u8; 120];
+                body[data_len..data_len + 48].copy_from_slice(&expected);
+                assert_eq!(mac_matches(&body[..len], data_len, &expected), usize::MAX);
+                body[data_len + 47] = 0;
+                assert_eq!(mac_matches(&body[..len], data_len, &expected), 0);
+            }
+        }
+    }
+}

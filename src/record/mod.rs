@@ -1,0 +1,98 @@
+//! Record protection for the CBC cipher suites of TLS 1.0-1.2 and DTLS
+//! 1.0/1.2: record formats, sequence numbers, padding and MAC order.
+//!
+//! One [`Sealer`] and one [`Opener`] per direction. The caller's record
+//! layer owns sockets, headers and sequence numbers; it hands in the 64-bit
+//! MAC sequence value (for DTLS `epoch << 48 | sequence`, see
+//! [`dtls_sequence`]) and the content type.
+//!
+//! # Formats
+//!
+//! MAC-then-encrypt (RFC 5246 section 6.2.3.2, RFC 4346, RFC 2246):
+//! `MAC = HMAC(seq || type || version || length || plaintext)`, then
+//! `CBC(plaintext || MAC || padding)`, each padding byte equal to the padding
+//! length (0 to 255 accepted on receipt; the sealer uses the least).
+//! Encrypt-then-MAC (RFC 7366): `CBC(plaintext || padding)`, then
+//! `MAC = HMAC(seq || type || version || length || IV || ciphertext)` over
+//! the length of IV and ciphertext, appended in clear. TLS 1.0 chains the IV
+//! from the previous record's last ciphertext block; TLS 1.1+ and DTLS send
+//! a fresh explicit IV in front of each record (see the sealer).
+//!
+//! # Opening in constant time
+//!
+//! See [`Opener`]: every padding or MAC failure is [`crate::Error::BadRecordMac`],
+//! and the time and memory accesses of a MAC-then-encrypt open do not depend
+//! on the padding length, the padding bytes or the MAC's validity.
+
+mod config;
+mod ct_open;
+mod explicit_iv;
+mod opener;
+mod sealer;
+mod version;
+
+pub use config::{MacOrder, RecordConfig, RecordKeys};
+pub use opener::Opener;
+pub use sealer::Sealer;
+pub use version::{ProtocolVersion, dtls_sequence};
+
+/// Largest plaintext a record carries: 2^14 bytes (RFC 5246 section 6.2.1).
+pub const MAX_PLAINTEXT_LEN: usize = 1 << 14;
+
+/// Largest record fragment accepted by an opener: 2^14 + 2048 bytes
+/// (RFC 5246 section 6.2.3).
+pub const MAX_FRAGMENT_LEN: usize = (1 << 14) + 2048;
+
+/// The 13 bytes in front of the MAC'd data: `seq(8) || type(1) ||
+/// version(2) || length(2)`.
+#[inline]
+pub(crate) fn mac_header(seq: u64, content_type: u8, version: [u8; 2], len: usize) -> [u8; 13] {
+    let mut h = [0u8; 13];
+    h[..8].copy_from_slice(&seq.to_be_bytes());
+    h[8] = content_type;
+    h[9..11].copy_from_slice(&version);
+    h[11] = (len >> 8) as u8;
+    h[12] = len as u8;
+    h
+}
+
+/// Checks the configuration and keys shared by sealers and openers; returns
+/// the key objects.
+pub(crate) fn build_keys(
+    config: &RecordConfig,
+    keys: &RecordKeys<'_>,
+    backend: crate::Backend,
+) -> Result<(crate::AesCbcKey, crate::HmacKey, Option<[u8; 16]>), crate::Error> {
+    use crate::Error;
+    let combination = config.combination;
+    if !combination.allows(config.version) {
+        return Err(Error::UnsupportedVersion {
+            combination,
+            version: config.version,
+        });
+    }
+    let mac = combination.mac();
+    if keys.mac_key.len() != mac.tls_key_len() {
+        return Err(Error::InvalidKeyLength {
+            expected: mac.tls_key_len(),
+            actual: keys.mac_key.len(),
+        });
+    }
+    let iv = match (config.version, keys.iv) {
+        (ProtocolVersion::Tls10, Some(iv)) => {
+            Some(<[u8; 16]>::try_from(iv).map_err(|_| Error::InvalidIvLength {
+                expected: 16,
+                actual: iv.len(),
+            })?)
+        }
+        (ProtocolVersion::Tls10, None) | (_, Some(_)) => {
+            return Err(Error::IvMismatch {
+                version: config.version,
+            });
+        }
+        (_, None) => None,
+    };
+    let aes = crate::AesCbcKey::with_backend(combination.cipher(), keys.enc_key, backend)?;
+    let hmac = crate::HmacKey::with_backend(mac, keys.mac_key, backend)?;
+    Ok((aes, hmac, iv))
+}

@@ -1,0 +1,179 @@
+//! Opening records: fragment and sequence number in, plaintext out.
+
+use core::fmt;
+
+use subtle::ConstantTimeEq;
+
+use super::ct_open::{check_padding, open_mac_then_encrypt};
+use super::{MAX_FRAGMENT_LEN, MacOrder, RecordConfig, RecordKeys, mac_header};
+use crate::backends::Backend;
+use crate::error::Error;
+use crate::primitives::hmac::MAX_TAG_LEN;
+use crate::{AesCbcKey, HmacKey};
+
+/// Opens the records of one direction.
+///
+/// [`Opener::open_in_place`] decrypts and authenticates a fragment in place
+/// and returns the plaintext inside it. Length checks on public values come
+/// first and have their own errors; after decryption every padding or MAC
+/// failure is [`Error::BadRecordMac`], decided in constant time (see the
+/// [`crate::record`] module and `ct_open`). Opening never allocates.
+///
+/// For TLS 1.0 the opener carries the chained IV: it advances only when a
+/// record opens, and after a failure the connection must be closed anyway.
+pub struct Opener {
+    config: RecordConfig,
+    aes: AesCbcKey,
+    mac: HmacKey,
+    chained_iv: Option<[u8; 16]>,
+}
+
+impl Opener {
+    /// An opener on the best available backend; fails like
+    /// [`crate::Sealer::new`] on bad keys or configurations.
+    pub fn new(config: RecordConfig, keys: RecordKeys<'_>) -> Result<Self, Error> {
+        Self::with_backend(config, keys, Backend::detect())
+    }
+
+    /// Like [`Opener::new`] on a chosen backend.
+    pub fn with_backend(
+        config: RecordConfig,
+        keys: RecordKeys<'_>,
+        backend: Backend,
+    ) -> Result<Self, Error> {
+        let (aes, mac, chained_iv) = super::build_keys(&config, &keys, backend)?;
+        Ok(Opener {
+            config,
+            aes,
+            mac,
+            chained_iv,
+        })
+    }
+
+    /// The configuration.
+    pub fn config(&self) -> RecordConfig {
+        self.config
+    }
+
+    /// The backend in use.
+    pub fn backend(&self) -> Backend {
+        self.aes.backend()
+    }
+
+    /// The smallest fragment that can be valid.
+    pub fn min_fragment_len(&self) -> usize {
+        let iv = self.config.version.explicit_iv_len();
+        let m = self.mac.output_len();
+        match self.config.mac_order {
+            MacOrder::MacThenEncrypt => iv + (m + 1).next_multiple_of(16),
+            MacOrder::EncryptThenMac => iv + 16 + m,
+        }
+    }
+
+    /// The largest plaintext a fragment of `fragment_len` bytes can carry
+    /// (with the least padding).
+    pub fn max_plaintext_len(&self, fragment_len: usize) -> usize {
+        let iv = self.config.version.explicit_iv_len();
+        fragment_len.saturating_sub(iv + self.mac.output_len() + 1)
+    }
+
+    /// Opens the fragment `buf` (explicit IV, ciphertext, and MAC for
+    /// encrypt-then-MAC) in place and returns the plaintext, a sub-slice of
+    /// `buf`. `seq` and `content_type` are those the record was sealed with.
+    pub fn open_in_place<'b>(
+        &mut self,
+        seq: u64,
+        content_type: u8,
+        buf: &'b mut [u8],
+    ) -> Result<&'b mut [u8], Error> {
+        let len = buf.len();
+        // Public length checks first, outside the masked code
+        // (CVE-2016-2107 was a fast path that skipped one).
+        if len > MAX_FRAGMENT_LEN {
+            return Err(Error::RecordTooLong {
+                len,
+                max: MAX_FRAGMENT_LEN,
+            });
+        }
+        let min = self.min_fragment_len();
+        if len < min {
+            return Err(Error::RecordTooShort { len, min });
+        }
+        let offset = self.config.version.explicit_iv_len();
+        let m = self.mac.output_len();
+        let cipher_len = match self.config.mac_order {
+            MacOrder::MacThenEncrypt => len - offset,
+            MacOrder::EncryptThenMac => len - offset - m,
+        };
+        if cipher_len % 16 != 0 {
+            return Err(Error::RecordNotBlockAligned { len });
+        }
+        let version = self.config.version.wire();
+        let mut iv = [0u8; 16];
+        match self.chained_iv {
+            Some(chained) => iv = chained,
+            None => iv.copy_from_slice(&buf[..16]),
+        }
+
+        match self.config.mac_order {
+            MacOrder::MacThenEncrypt => {
+                let body = &mut buf[offset..];
+                self.decrypt(&mut iv, body);
+                let (ok, data_len) = open_mac_then_encrypt(
+                    self.mac.states(),
+                    self.mac.compressor(),
+                    seq,
+                    content_type,
+                    version,
+                    body,
+                );
+                // The one declassification: accept or reject.
+                if ok != usize::MAX {
+                    return Err(Error::BadRecordMac);
+                }
+                self.advance(iv);
+                Ok(&mut buf[offset..offset + data_len])
+            }
+            MacOrder::EncryptThenMac => {
+                let end = len - m;
+                let header = mac_header(seq, content_type, version, end);
+                let mut tag = [0u8; MAX_TAG_LEN];
+                self.mac.mac_parts_into(&[&header, &buf[..end]], &mut tag);
+                if !bool::from(tag[..m].ct_eq(&buf[end..])) {
+                    return Err(Error::BadRecordMac);
+                }
+                // Authenticated: padding is no longer an oracle, but it is
+                // still checked without branches, and fails the same way.
+                let body = &mut buf[offset..end];
+                self.decrypt(&mut iv, body);
+                let (good, padding_total) = check_padding(body, 0);
+                if good != usize::MAX {
+                    return Err(Error::BadRecordMac);
+                }
+                self.advance(iv);
+                let data_len = body.len() - padding_total;
+                Ok(&mut buf[offset..offset + data_len])
+            }
+        }
+    }
+
+    fn decrypt(&self, iv: &mut [u8; 16], body: &mut [u8]) {
+        let (blocks, _) = body.as_chunks_mut::<16>();
+        self.aes.raw().decrypt_cbc(iv, blocks);
+    }
+
+    fn advance(&mut self, iv: [u8; 16]) {
+        if let Some(chain) = &mut self.chained_iv {
+            *chain = iv;
+        }
+    }
+}
+
+impl fmt::Debug for Opener {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Opener")
+            .field("config", &self.config)
+            .field("backend", &self.backend())
+            .finish_non_exhaustive()
+    }
+}
