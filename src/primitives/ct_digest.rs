@@ -37,9 +37,9 @@ pub(crate) fn finish_with_secret_len<H: HashFunction, C: Compress<H>>(
     let tail = 1 + H::LENGTH_FIELD_LEN;
     // Blocks when `len` is at its maximum: the loop count, public.
     let max_blocks = (buffered + data.len() + tail).div_ceil(block_len);
-    // Index of the real last block: secret, computed with a shift only
-    // (`block_len` is a power of two, so no variable-time division).
-    let last_block = (buffered + len + tail + block_len - 1) / block_len - 1;
+    // Index of the real last block: secret, so a shift (`block_len` is a
+    // power of two) rather than `div_ceil`, whose remainder test may branch.
+    let last_block = ((buffered + len + tail + block_len - 1) >> block_len.trailing_zeros()) - 1;
     let bit_len = (engine.total.wrapping_add(len as u64)).wrapping_mul(8);
     let length_bytes = bit_len.to_be_bytes();
 

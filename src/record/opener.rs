@@ -105,7 +105,7 @@ impl Opener {
             MacOrder::MacThenEncrypt => len - offset,
             MacOrder::EncryptThenMac => len - offset - m,
         };
-        if cipher_len % 16 != 0 {
+        if !cipher_len.is_multiple_of(16) {
             return Err(Error::RecordNotBlockAligned { len });
         }
         let version = self.config.version.wire();

@@ -8,6 +8,8 @@ use crate::backends::{self, Backend};
 use crate::error::Error;
 use crate::{AesCbcKey, HmacKey};
 
+// One per sealer, and boxing would allocate: the size difference is fine.
+#[allow(clippy::large_enum_variant)]
 enum IvSource {
     /// TLS 1.0: the last ciphertext block of the previous record.
     Chained([u8; 16]),
