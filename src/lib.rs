@@ -52,3 +52,8 @@ pub use primitives::hmac::{HmacContext, HmacKey, Tag, digest, digest_with_backen
 pub use record::{
     MacOrder, Opener, ProtocolVersion, RecordConfig, RecordKeys, Sealer, dtls_sequence,
 };
+
+/// The README's examples run as doctests.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+struct ReadmeDoctests;
