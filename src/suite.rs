@@ -8,10 +8,17 @@
 //! (`TLS_RSA_WITH_AES_128_CBC_SHA`), its code point (`0x002F`) and its
 //! OpenSSL name (`AES128-SHA`).
 //!
-//! Look-ups never allocate and build nothing per call: the tables are sorted
-//! at compile time and searched by binary search with an ASCII
-//! case-insensitive comparison. Names are matched case-insensitively;
-//! a code point may also be written as a string, `"0x002F"`.
+//! Look-ups never allocate and build nothing per call. The suite table is
+//! sorted by code point at compile time (by a `const fn`, and checked there
+//! for duplicates and for names that disagree with their combination); a
+//! code point is found by binary search. Every name is packed at compile time
+//! into an upper-cased fixed-size key with a 64-bit fingerprint, and the
+//! name table is sorted by fingerprint; a name is found by upper-casing the
+//! input eight bytes at a time, a branch-free binary search of the
+//! fingerprints and one whole-key comparison. Names are matched ASCII
+//! case-insensitively; a code point may also be written as a string,
+//! `"0x002F"`. Unknown input of any length or content is an [`UnknownName`]
+//! error, never a panic.
 //!
 //! ```
 //! use cbc_hmac::Combination;
@@ -64,27 +71,32 @@ pub struct CipherSuite {
 
 impl CipherSuite {
     /// The IANA code point, for example `0x002F`.
+    #[must_use]
     pub const fn code_point(self) -> u16 {
         self.code
     }
 
     /// The IANA name, for example `TLS_RSA_WITH_AES_128_CBC_SHA`.
+    #[must_use]
     pub const fn iana_name(self) -> &'static str {
         self.iana
     }
 
     /// The OpenSSL name, for example `Some("AES128-SHA")`, or `None` for a
     /// suite OpenSSL has never named.
+    #[must_use]
     pub const fn openssl_name(self) -> Option<&'static str> {
         self.openssl
     }
 
     /// The record protection: cipher and MAC.
+    #[must_use]
     pub const fn combination(self) -> Combination {
         self.combination
     }
 
     /// Every suite, sorted by code point.
+    #[must_use]
     pub fn all() -> &'static [CipherSuite] {
         &SUITES
     }
@@ -169,10 +181,12 @@ pub fn combination_by_name(name: &str) -> Result<Combination, UnknownName> {
 // The suites are sorted by code point at compile time. Every name (GnuTLS,
 // IANA, OpenSSL) is turned at compile time into a fixed-size key: its
 // length, then its bytes upper-cased and packed big-endian into 64-bit words,
-// zero-padded. The keys are sorted at compile time too. A look-up packs the
-// input the same way (eight bytes at a time) and binary-searches the keys
-// with a branch-free word comparison: no allocation, no per-call set-up, no
-// mispredicted byte loops.
+// zero-padded; and each key into a 64-bit fingerprint. The table is sorted
+// by fingerprint at compile time (fingerprints are checked unique there). A
+// look-up packs and upper-cases the input the same way, eight bytes at a
+// time, binary-searches the fingerprints branch-free, and confirms the hit by
+// comparing the whole key: no allocation, no per-call set-up, no
+// data-dependent branches in the search.
 
 const SUITE_COUNT: usize = table::UNSORTED.len();
 
@@ -207,13 +221,22 @@ const MAX_NAME_LEN: usize = max_name_len(&NAME_ENTRIES);
 /// Words in a key: the length, then the name's bytes, 8 to a word.
 const KEY_WORDS: usize = 1 + MAX_NAME_LEN.div_ceil(8);
 
-/// A name's search key. Keys compare like (length, upper-cased bytes).
+/// A name's search key: two names have equal keys exactly when they are
+/// equal ignoring ASCII case.
 type Key = [u64; KEY_WORDS];
 
-/// Keys and targets, sorted by key at compile time.
-const SORTED_KEYS: ([Key; NAME_COUNT], [Target; NAME_COUNT]) = build_keys();
-static KEYS: [Key; NAME_COUNT] = SORTED_KEYS.0;
-static TARGETS: [Target; NAME_COUNT] = SORTED_KEYS.1;
+/// Fingerprints, keys and targets, sorted by fingerprint at compile time.
+const SORTED_TABLE: NameTable = build_table();
+static FINGERPRINTS: [u64; NAME_COUNT] = SORTED_TABLE.fingerprints;
+static KEYS: [Key; NAME_COUNT] = SORTED_TABLE.keys;
+static TARGETS: [Target; NAME_COUNT] = SORTED_TABLE.targets;
+
+/// The name look-up table, as built at compile time.
+struct NameTable {
+    fingerprints: [u64; NAME_COUNT],
+    keys: [Key; NAME_COUNT],
+    targets: [Target; NAME_COUNT],
+}
 
 /// ASCII upper-case of the eight bytes of `x` at once; other bytes
 /// (including non-ASCII ones) are unchanged.
@@ -246,56 +269,78 @@ const fn const_key(name: &[u8]) -> Key {
     key
 }
 
-/// The key of an input, or `None` if it is too long (or empty) to be a
-/// name. Agrees with [`const_key`].
+/// The key of an input, or `None` if it is empty or too long to be a name.
+/// Agrees with [`const_key`].
 #[inline]
 fn input_key(name: &[u8]) -> Option<Key> {
     if name.is_empty() || name.len() > MAX_NAME_LEN {
         return None;
     }
-    let mut buf = [0u8; (KEY_WORDS - 1) * 8];
-    buf[..name.len()].copy_from_slice(name);
     let mut key = [0u64; KEY_WORDS];
     key[0] = name.len() as u64;
-    let (chunks, _) = buf.as_chunks::<8>();
-    for (word, chunk) in key[1..].iter_mut().zip(chunks) {
+    let (chunks, tail) = name.as_chunks::<8>();
+    let (_, words) = key.split_at_mut(1);
+    for (word, chunk) in words.iter_mut().zip(chunks) {
         *word = upper8(u64::from_be_bytes(*chunk));
+    }
+    let mut last = 0u64;
+    for (i, &b) in tail.iter().enumerate() {
+        last |= u64::from(b) << (56 - 8 * i);
+    }
+    if let Some(word) = words.get_mut(chunks.len()) {
+        *word = upper8(last);
     }
     Some(key)
 }
 
-/// `a < b`, lexicographically, without data-dependent branches.
-#[inline(always)]
-const fn key_less(a: &Key, b: &Key) -> bool {
-    let mut less = false;
-    let mut equal = true;
+/// Per-word multipliers of [`fingerprint`] (odd, from SplitMix64).
+const FINGERPRINT_MUL: [u64; KEY_WORDS] = {
+    let mut out = [0u64; KEY_WORDS];
+    let mut state = 0x243F_6A88_85A3_08D3_u64;
     let mut i = 0;
     while i < KEY_WORDS {
-        less |= equal & (a[i] < b[i]);
-        equal &= a[i] == b[i];
+        state = state.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = state;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        out[i] = (z ^ (z >> 31)) | 1;
         i += 1;
     }
-    less
+    out
+};
+
+/// A 64-bit fingerprint of a key: folded 64x64->128 multiplies, one per
+/// word, independent of each other. Unique over the table (checked at
+/// compile time); any value for other inputs.
+#[inline(always)]
+const fn fingerprint(key: &Key) -> u64 {
+    let mut h = 0u64;
+    let mut i = 0;
+    while i < KEY_WORDS {
+        let p =
+            (key[i] ^ FINGERPRINT_MUL[(i + 1) % KEY_WORDS]) as u128 * FINGERPRINT_MUL[i] as u128;
+        h = h.wrapping_add((p as u64) ^ ((p >> 64) as u64));
+        i += 1;
+    }
+    h
 }
 
-/// Binary search of the keys.
+/// Look a name up: binary search of the fingerprints, then a whole-key
+/// comparison.
 fn find_name(name: &str) -> Option<Target> {
     let key = input_key(name.as_bytes())?;
-    // Branch-free search for the last key <= `key` (`NAME_COUNT` is a
-    // constant, so the loop runs a fixed number of times).
+    let fp = fingerprint(&key);
+    // Branch-free search for the last fingerprint <= `fp`; `NAME_COUNT` is
+    // a constant, so the loop runs a fixed number of times.
     let mut base = 0usize;
     let mut size = NAME_COUNT;
     while size > 1 {
         let half = size / 2;
         let mid = base + half;
-        base = if key_less(&key, &KEYS[mid]) {
-            base
-        } else {
-            mid
-        };
+        base = if FINGERPRINTS[mid] <= fp { mid } else { base };
         size -= half;
     }
-    if KEYS[base] == key {
+    if FINGERPRINTS[base] == fp && KEYS[base] == key {
         Some(TARGETS[base])
     } else {
         None
@@ -383,20 +428,25 @@ const fn collect_names() -> [NameEntry; NAME_COUNT] {
     out
 }
 
-const fn build_keys() -> ([Key; NAME_COUNT], [Target; NAME_COUNT]) {
+const fn build_table() -> NameTable {
+    let mut fingerprints = [0u64; NAME_COUNT];
     let mut keys = [[0u64; KEY_WORDS]; NAME_COUNT];
     let mut targets = [Target::Combination(Combination::Aes128CbcSha1); NAME_COUNT];
     let mut i = 0;
     while i < NAME_COUNT {
         keys[i] = const_key(NAME_ENTRIES[i].name.as_bytes());
+        fingerprints[i] = fingerprint(&keys[i]);
         targets[i] = NAME_ENTRIES[i].target;
         i += 1;
     }
-    // Insertion sort by key.
+    // Insertion sort by fingerprint.
     let mut i = 1;
     while i < NAME_COUNT {
         let mut j = i;
-        while j > 0 && key_less(&keys[j], &keys[j - 1]) {
+        while j > 0 && fingerprints[j] < fingerprints[j - 1] {
+            let f = fingerprints[j - 1];
+            fingerprints[j - 1] = fingerprints[j];
+            fingerprints[j] = f;
             let k = keys[j - 1];
             keys[j - 1] = keys[j];
             keys[j] = k;
@@ -407,7 +457,11 @@ const fn build_keys() -> ([Key; NAME_COUNT], [Target; NAME_COUNT]) {
         }
         i += 1;
     }
-    (keys, targets)
+    NameTable {
+        fingerprints,
+        keys,
+        targets,
+    }
 }
 
 const fn max_name_len(names: &[NameEntry]) -> usize {
@@ -523,12 +577,15 @@ const fn validate() {
         }
         i += 1;
     }
-    // Keys strictly increasing: no name (in any case) denotes two things.
+    // Fingerprints strictly increasing. Equal names (in any case) have
+    // equal keys and so equal fingerprints: this also rejects a name that
+    // denotes two things. (Should two different names ever collide, change
+    // the seed of `FINGERPRINT_MUL`.)
     let mut i = 1;
     while i < NAME_COUNT {
         assert!(
-            key_less(&SORTED_KEYS.0[i - 1], &SORTED_KEYS.0[i]),
-            "duplicate name (case-insensitive) in the suite table"
+            SORTED_TABLE.fingerprints[i - 1] < SORTED_TABLE.fingerprints[i],
+            "duplicate name (case-insensitive) or fingerprint collision in the suite table"
         );
         i += 1;
     }
@@ -554,8 +611,11 @@ mod tests {
             MAX_NAME_LEN,
             "TLS_ECDHE_ECDSA_WITH_AES_256_CBC_SHA384".len()
         );
-        for w in KEYS.windows(2) {
-            assert!(key_less(&w[0], &w[1]));
+        for w in FINGERPRINTS.windows(2) {
+            assert!(w[0] < w[1]);
+        }
+        for (key, fp) in KEYS.iter().zip(&FINGERPRINTS) {
+            assert_eq!(fingerprint(key), *fp);
         }
         for w in SUITES.windows(2) {
             assert!(w[0].code < w[1].code);
