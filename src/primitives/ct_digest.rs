@@ -71,7 +71,7 @@ pub(crate) fn finish_with_secret_len<H: HashFunction, C: Compress<H>>(
         let t = ct::select(ct::lt(t, lo), lo, t);
         let t = ct::select(ct::lt(hi, t), hi, t);
         // Offsets by 256 so every lane value is a small positive u16.
-        let t = (t - BIAS + 256) as u16;
+        let t = (t + 256 - BIAS) as u16;
         mask_block(b, t);
 
         let is_last = ct::eq(i, last_block);

@@ -186,13 +186,18 @@ mod tests {
 
     #[test]
     fn padding_rejects_any_wrong_byte() {
-        for pad in [0u8, 1, 15, 16, 100, 255] {
-            for wrong in 0..=pad as usize {
+        for pad in [0u8, 1, 15, 16, 100, 254] {
+            // Any padding byte other than the length byte.
+            for wrong in 1..=pad as usize {
                 let (mut buf, len) = padded(40, pad, 0xaa);
                 buf[len - 1 - wrong] ^= 1;
                 let (good, total) = check_padding(&buf[..len], 20);
                 assert_eq!((good, total), (0, 0), "pad {pad} byte {wrong}");
             }
+            // A length byte claiming one more padding byte than there is.
+            let (mut buf, len) = padded(40, pad, 0xaa);
+            buf[len - 1] = pad + 1;
+            assert_eq!(check_padding(&buf[..len], 20), (0, 0), "pad {pad} + 1");
         }
     }
 
