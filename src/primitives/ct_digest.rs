@@ -50,17 +50,18 @@ pub(crate) fn finish_with_secret_len<H: HashFunction, C: Compress<H>>(
     for i in 0..max_blocks {
         let start = i * block_len; // position of this block in buffer || data
         let b = block.as_mut();
-        // Public copy: whatever the stream holds at these positions, as if
-        // `len` were maximal; bytes past `data` are zero.
-        for (j, byte) in b.iter_mut().enumerate() {
-            let pos = start + j;
-            *byte = if pos < buffered {
-                engine.buffer.as_ref()[pos]
-            } else if pos - buffered < data.len() {
-                data[pos - buffered]
-            } else {
-                0
-            };
+        // Public copy: whatever the stream (buffer || data) holds at these
+        // positions, as if `len` were maximal; bytes past `data` are zero.
+        // Only public lengths choose the ranges.
+        b.fill(0);
+        let end = start + block_len;
+        if start < buffered {
+            b[..buffered - start].copy_from_slice(&engine.buffer.as_ref()[start..buffered]);
+        }
+        let from = start.max(buffered);
+        let to = end.min(buffered + data.len());
+        if from < to {
+            b[from - start..to - start].copy_from_slice(&data[from - buffered..to - buffered]);
         }
         // Secret: where the message ends inside this block, clamped to
         // [-1, block_len] so that it fits a small lane. `t` is the offset of
