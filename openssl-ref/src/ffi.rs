@@ -1,0 +1,210 @@
+//! The raw OpenSSL objects: cipher handles and an owned `EVP_CIPHER_CTX`.
+//! Everything above this module (and `hmac.rs`) is safe code.
+
+use std::ffi::{CStr, c_int, c_void};
+use std::ptr::{self, NonNull};
+
+use openssl_sys as sys;
+
+use crate::error::{Error, Result};
+
+/// Takes the first entry of this thread's OpenSSL error queue and clears
+/// the queue.
+pub(crate) fn take_error(call: &'static str) -> Error {
+    // SAFETY: both functions only read and clear this thread's error queue;
+    // they take no arguments.
+    let code = unsafe {
+        let code = sys::ERR_get_error();
+        sys::ERR_clear_error();
+        code
+    };
+    Error::OpenSsl {
+        call,
+        code: code as u64,
+    }
+}
+
+/// Clears this thread's OpenSSL error queue (after an expected failure,
+/// such as a record that does not authenticate).
+pub(crate) fn clear_errors() {
+    // SAFETY: only clears this thread's error queue.
+    unsafe { sys::ERR_clear_error() }
+}
+
+/// OpenSSL's version string.
+pub(crate) fn version() -> &'static str {
+    sys::init();
+    // SAFETY: OpenSSL_version returns a pointer to a static NUL-terminated
+    // string (never NULL for OPENSSL_VERSION) that lives as long as the
+    // library is loaded, i.e. the whole process.
+    let s = unsafe {
+        let p = sys::OpenSSL_version(sys::OPENSSL_VERSION);
+        if p.is_null() {
+            return "OpenSSL (unknown version)";
+        }
+        CStr::from_ptr(p)
+    };
+    s.to_str().unwrap_or("OpenSSL (version string not UTF-8)")
+}
+
+/// A cipher implementation: a pointer to one of libcrypto's static
+/// `EVP_CIPHER` objects (never freed), and its key length.
+#[derive(Clone, Copy)]
+pub(crate) struct Cipher {
+    ptr: NonNull<sys::EVP_CIPHER>,
+    key_len: usize,
+}
+
+impl Cipher {
+    /// `aes-128-cbc`, `aes-192-cbc` or `aes-256-cbc` by key length.
+    pub(crate) fn aes_cbc(key_len: usize) -> Result<Cipher> {
+        sys::init();
+        // SAFETY: these functions take no arguments and return pointers to
+        // static cipher tables (or NULL), never to be freed.
+        let ptr = unsafe {
+            match key_len {
+                16 => sys::EVP_aes_128_cbc(),
+                24 => sys::EVP_aes_192_cbc(),
+                32 => sys::EVP_aes_256_cbc(),
+                _ => return Err(Error::InvalidInput("AES keys are 16, 24 or 32 bytes")),
+            }
+        };
+        NonNull::new(ptr.cast_mut())
+            .map(|ptr| Cipher { ptr, key_len })
+            .ok_or(Error::Unavailable("AES-CBC"))
+    }
+
+    /// A cipher looked up by name with `EVP_get_cipherbyname` (libcrypto
+    /// registers the stitched ciphers under their names only where the CPU
+    /// can run them).
+    pub(crate) fn by_name(name: &CStr, key_len: usize) -> Option<Cipher> {
+        sys::init();
+        // SAFETY: `name` is a valid NUL-terminated string; the result is a
+        // static cipher table or NULL.
+        let ptr = unsafe { sys::EVP_get_cipherbyname(name.as_ptr()) };
+        clear_errors();
+        NonNull::new(ptr.cast_mut()).map(|ptr| Cipher { ptr, key_len })
+    }
+}
+
+/// An owned `EVP_CIPHER_CTX`, keyed for one direction.
+pub(crate) struct CipherCtx {
+    ptr: NonNull<sys::EVP_CIPHER_CTX>,
+    encrypt: bool,
+}
+
+// SAFETY: an EVP_CIPHER_CTX is plain heap state owned by this value alone;
+// OpenSSL does not tie it to the creating thread, and `&mut self` on every
+// operation rules out concurrent use.
+unsafe impl Send for CipherCtx {}
+
+impl CipherCtx {
+    /// A context for `cipher` with `key` and `iv`, padding off.
+    pub(crate) fn new(cipher: Cipher, key: &[u8], iv: &[u8; 16], encrypt: bool) -> Result<Self> {
+        if key.len() != cipher.key_len {
+            return Err(Error::InvalidInput("wrong key length for the cipher"));
+        }
+        // SAFETY: no arguments; returns an owned context or NULL.
+        let ptr = unsafe { sys::EVP_CIPHER_CTX_new() };
+        let ptr = NonNull::new(ptr).ok_or_else(|| take_error("EVP_CIPHER_CTX_new"))?;
+        // From here on, Drop frees the context on every error path.
+        let ctx = CipherCtx { ptr, encrypt };
+        // SAFETY: the context is valid; `cipher` points to a static cipher
+        // table; `key` holds exactly the cipher's key length (checked above)
+        // and `iv` the 16-byte block length of every cipher used here.
+        let ok = unsafe {
+            sys::EVP_CipherInit_ex(
+                ctx.ptr.as_ptr(),
+                cipher.ptr.as_ptr(),
+                ptr::null_mut(),
+                key.as_ptr(),
+                iv.as_ptr(),
+                c_int::from(encrypt),
+            )
+        };
+        if ok != 1 {
+            return Err(take_error("EVP_CipherInit_ex"));
+        }
+        // SAFETY: the context is valid and initialised.
+        let ok = unsafe { sys::EVP_CIPHER_CTX_set_padding(ctx.ptr.as_ptr(), 0) };
+        if ok != 1 {
+            return Err(take_error("EVP_CIPHER_CTX_set_padding"));
+        }
+        Ok(ctx)
+    }
+
+    /// Sets the IV for the next operation, keeping the expanded key (and,
+    /// for the stitched ciphers, the MAC key).
+    pub(crate) fn reset_iv(&mut self, iv: &[u8; 16]) -> Result<()> {
+        // SAFETY: the context is valid and was initialised with a cipher, so
+        // NULL cipher and key mean "keep them"; `iv` is 16 bytes, the IV
+        // length of every cipher used here.
+        let ok = unsafe {
+            sys::EVP_CipherInit_ex(
+                self.ptr.as_ptr(),
+                ptr::null(),
+                ptr::null_mut(),
+                ptr::null(),
+                iv.as_ptr(),
+                c_int::from(self.encrypt),
+            )
+        };
+        if ok == 1 {
+            Ok(())
+        } else {
+            Err(take_error("EVP_CipherInit_ex"))
+        }
+    }
+
+    /// `EVP_CipherUpdate` over `data` in place. Returns whether OpenSSL
+    /// reported success and produced exactly `data.len()` bytes; leaves the
+    /// error queue for the caller (an unauthenticated record is an expected
+    /// failure). Empty input is not passed to OpenSSL.
+    pub(crate) fn update_in_place(&mut self, data: &mut [u8]) -> bool {
+        let Ok(len) = c_int::try_from(data.len()) else {
+            return false;
+        };
+        if len == 0 {
+            return true;
+        }
+        let p = data.as_mut_ptr();
+        let mut out_len: c_int = 0;
+        // SAFETY: the context is valid and keyed. Input and output are the
+        // same `len` bytes (exact overlap, which EVP allows). With padding
+        // off and whole blocks (all callers pass whole blocks), AES-CBC
+        // writes exactly `len` bytes; the stitched ciphers' TLS mode writes
+        // within the `len` bytes it is given (its record length was fixed by
+        // the preceding EVP_CTRL_AEAD_TLS1_AAD, and the callers pass exactly
+        // that length). `out_len` is a valid out-parameter.
+        let ok = unsafe { sys::EVP_CipherUpdate(self.ptr.as_ptr(), p, &mut out_len, p, len) };
+        ok == 1 && out_len == len
+    }
+
+    /// `EVP_CIPHER_CTX_ctrl(op, data.len(), data)`: OpenSSL may read and
+    /// write `data` (the TLS AAD control rewrites its length field).
+    /// Returns OpenSSL's result.
+    pub(crate) fn ctrl(&mut self, op: c_int, data: &mut [u8]) -> c_int {
+        let Ok(len) = c_int::try_from(data.len()) else {
+            return 0;
+        };
+        // SAFETY: the context is valid; `data` is valid for reads and writes
+        // of `len` bytes, and the controls used here (EVP_CTRL_AEAD_SET_MAC_KEY,
+        // EVP_CTRL_AEAD_TLS1_AAD) touch at most `len` bytes of it.
+        unsafe {
+            sys::EVP_CIPHER_CTX_ctrl(
+                self.ptr.as_ptr(),
+                op,
+                len,
+                data.as_mut_ptr().cast::<c_void>(),
+            )
+        }
+    }
+}
+
+impl Drop for CipherCtx {
+    fn drop(&mut self) {
+        // SAFETY: the context is owned by this value and freed exactly once;
+        // EVP_CIPHER_CTX_free also wipes the key schedule.
+        unsafe { sys::EVP_CIPHER_CTX_free(self.ptr.as_ptr()) }
+    }
+}
