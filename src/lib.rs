@@ -40,6 +40,7 @@
 mod backends;
 mod combination;
 mod error;
+pub mod key_schedule;
 mod primitives;
 pub mod record;
 pub mod suite;
@@ -47,6 +48,7 @@ pub mod suite;
 pub use backends::Backend;
 pub use combination::{Cipher, Combination, MacAlgorithm};
 pub use error::{Error, UnknownName};
+pub use key_schedule::{KeyBlock, MasterSecret, Prf};
 pub use primitives::aes_cbc::AesCbcKey;
 pub use primitives::hmac::{HmacContext, HmacKey, Tag, digest, digest_with_backend};
 pub use record::{
