@@ -1,0 +1,127 @@
+//! Writes the seed corpora under `DIR` (default `corpus`, relative to the
+//! current directory): valid records of every configuration with short,
+//! long and every padding length for `open`, plaintexts of every
+//! configuration for `seal_open_roundtrip`, and every suite name, OpenSSL
+//! name, combination name and code point for `suite_lookup`.
+//!
+//! `cargo run --manifest-path fuzz/Cargo.toml --example seed -- fuzz/corpus`
+
+use std::fs;
+use std::path::Path;
+
+use cbc_hmac::suite::CipherSuite;
+use cbc_hmac::{Combination, MacOrder, ProtocolVersion, RecordConfig};
+use fuzz_support::{Header, build_record, write_header};
+
+fn configs() -> impl Iterator<Item = RecordConfig> {
+    Combination::ALL.into_iter().flat_map(|c| {
+        ProtocolVersion::ALL
+            .into_iter()
+            .filter(move |&v| c.allows(v))
+            .flat_map(move |v| {
+                MacOrder::ALL
+                    .into_iter()
+                    .map(move |o| RecordConfig::new(c, v, o))
+            })
+    })
+}
+
+fn write(dir: &Path, name: String, data: &[u8]) {
+    fs::write(dir.join(name), data).unwrap();
+}
+
+fn main() {
+    let root = std::env::args().nth(1).unwrap_or_else(|| "corpus".into());
+    let root = Path::new(&root);
+    let enc_key: [u8; 32] = std::array::from_fn(|i| i as u8);
+    let mac_key: [u8; 48] = std::array::from_fn(|i| 0x40 + i as u8);
+    let iv = [0xa5u8; 16];
+    let explicit_iv: [u8; 16] = std::array::from_fn(|i| 0xf0 ^ i as u8);
+
+    // open: valid records.
+    let dir = root.join("open");
+    fs::create_dir_all(&dir).unwrap();
+    let mut count = 0;
+    for (k, config) in configs().enumerate() {
+        let mut head = Vec::new();
+        write_header(&mut head, config, 7 + k as u64, 23, &enc_key, &mac_key, &iv);
+        let (h, _) = Header::parse(&head).unwrap();
+        let m = config.combination.mac().output_len();
+        let mac_part = if config.mac_order == MacOrder::MacThenEncrypt {
+            m
+        } else {
+            0
+        };
+        // Every padding length in a 512-byte body for the first two
+        // configurations of each MAC order; a spread for the others.
+        let pads: Vec<u8> = if k < 4 {
+            (0..=255).collect()
+        } else {
+            vec![0, 1, 15, 16, 200, 255]
+        };
+        for pad in pads {
+            for body_len in [512usize, 1024] {
+                let data_len = body_len - mac_part - pad as usize - 1;
+                let plaintext: Vec<u8> = (0..data_len).map(|i| (i * 7) as u8).collect();
+                let record = build_record(&h, &plaintext, pad, &explicit_iv);
+                let mut input = head.clone();
+                input.extend(&record);
+                write(&dir, format!("valid-{k:02}-{body_len}-{pad:03}"), &input);
+                count += 1;
+            }
+        }
+        // Short and long plaintexts with the least padding.
+        for len in [0usize, 1, 16, 100, 1 << 14] {
+            let pad = (15 - (len + mac_part) % 16) as u8;
+            let plaintext = vec![0x61u8; len];
+            let record = build_record(&h, &plaintext, pad, &explicit_iv);
+            let mut input = head.clone();
+            input.extend(&record);
+            write(&dir, format!("len-{k:02}-{len}"), &input);
+            count += 1;
+        }
+    }
+    println!("open: {count} seeds");
+
+    // seal_open_roundtrip: header, explicit IV, flip position, plaintext.
+    let dir = root.join("seal_open_roundtrip");
+    fs::create_dir_all(&dir).unwrap();
+    let mut count = 0;
+    for (k, config) in configs().enumerate() {
+        for len in [0usize, 1, 15, 16, 17, 255, 256, 1000] {
+            let mut input = Vec::new();
+            write_header(&mut input, config, k as u64, 22, &enc_key, &mac_key, &iv);
+            input.extend_from_slice(&explicit_iv);
+            input.extend_from_slice(&(len as u32 * 13 + k as u32).to_le_bytes());
+            input.extend((0..len).map(|i| i as u8));
+            write(&dir, format!("seal-{k:02}-{len}"), &input);
+            count += 1;
+        }
+    }
+    println!("seal_open_roundtrip: {count} seeds");
+
+    // suite_lookup: every name and code point.
+    let dir = root.join("suite_lookup");
+    fs::create_dir_all(&dir).unwrap();
+    let mut names: Vec<String> = Combination::ALL.iter().map(|c| c.name().into()).collect();
+    for s in CipherSuite::all() {
+        names.push(s.iana_name().into());
+        names.push(s.iana_name().to_ascii_lowercase());
+        names.extend(s.openssl_name().map(String::from));
+        names.push(format!("0x{:04X}", s.code_point()));
+    }
+    for (i, n) in names.iter().enumerate() {
+        write(&dir, format!("name-{i:03}"), n.as_bytes());
+    }
+    for s in CipherSuite::all() {
+        write(
+            &dir,
+            format!("code-{:04x}", s.code_point()),
+            &s.code_point().to_be_bytes(),
+        );
+    }
+    println!(
+        "suite_lookup: {} seeds",
+        names.len() + CipherSuite::all().len()
+    );
+}
