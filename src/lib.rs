@@ -46,6 +46,7 @@ pub mod record;
 pub mod suite;
 
 pub use backends::Backend;
+pub use backends::cpu::{OverrideError, cpu_override};
 pub use combination::{Cipher, Combination, MacAlgorithm};
 pub use error::{Error, UnknownName};
 pub use key_schedule::{KeyBlock, MasterSecret, Prf};

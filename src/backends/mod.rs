@@ -5,39 +5,108 @@
 //! material in the form that backend's kernels need, and every call matches
 //! on it (one predictable branch). Record logic above never knows which
 //! backend runs.
+//!
+//! - `portable`: the RustCrypto crates.
+//! - `cpu`: feature detection and `CBC_HMAC_CPUID_OVERRIDE`.
+//! - `x86_64` (the only module with `unsafe`): AES-NI key expansion and
+//!   CBC (`aes`), VAES-512 CBC decryption (`vaes`), SHA-NI SHA-1/SHA-256
+//!   (`sha`), a scalar SHA-512 cut into groups of rounds (`sha512`), and
+//!   the stitched seal and fused open built from them (`stitch`).
+//!
+//! [`seal_mac_then_encrypt`] and [`seal_encrypt_then_mac`] pick a stitched
+//! kernel when the AES key is an AES-NI one and the MAC runs on the SHA-NI
+//! compressor (all three hashes), and the portable composition otherwise;
+//! the open's public prefix goes through [`DecryptAbsorb`].
 
 use core::fmt;
 
 use crate::combination::Cipher;
+use crate::primitives::hash::{Compress, Engine, HashFunction};
 
+pub(crate) mod cpu;
 pub(crate) mod portable;
+#[cfg(target_arch = "x86_64")]
+#[allow(unsafe_code)]
+mod x86_64;
 
 /// An implementation of the primitives.
+///
+/// [`Backend::ALL`] lists them best first; [`Backend::detect`] picks the
+/// best one that [`Backend::is_available`], which means the CPU has its
+/// features *and* the `CBC_HMAC_CPUID_OVERRIDE` mask allows them (see
+/// [`cpu_override`](crate::cpu_override) for the bits: `0x1` portable only,
+/// `0x2` AES-NI, `0x4` SSSE3/AVX2, `0x8` SHA-NI, `0x10` AVX-512 + VAES).
+///
+/// The RustCrypto crates used by [`Backend::Portable`] (and for SHA-384 by
+/// the others) pick their own implementations at run time and ignore the
+/// override; build with
+/// `RUSTFLAGS='--cfg aes_backend="soft" --cfg sha1_backend="soft" --cfg sha2_backend="soft"'`
+/// to force them to software.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub enum Backend {
+    /// VAES with AVX-512 for CBC decryption (sixteen blocks in flight),
+    /// AES-NI for CBC encryption stitched with SHA-NI SHA-1/SHA-256.
+    /// Needs override bits `0x2 | 0x8 | 0x10`.
+    Vaes512ShaNi,
+    /// AES-NI CBC (eight-block parallel decryption) stitched with SHA-NI
+    /// SHA-1/SHA-256: the MAC is computed in the gaps of the serial CBC
+    /// encryption chain. Needs override bits `0x2 | 0x8`.
+    AesNiShaNi,
+    /// AES-NI CBC with the hash compression of the `sha1`/`sha2` crates
+    /// (which choose SHA-NI or AVX2 themselves). Needs override bit `0x2`.
+    AesNi,
     /// The RustCrypto crates (`aes`, `cbc`, `sha1`, `sha2`), which select
-    /// their own implementations at run time.
+    /// their own implementations at run time. Always available.
     Portable,
 }
 
 impl Backend {
     /// Every backend, best first.
-    pub const ALL: [Backend; 1] = [Backend::Portable];
+    pub const ALL: [Backend; 4] = [
+        Backend::Vaes512ShaNi,
+        Backend::AesNiShaNi,
+        Backend::AesNi,
+        Backend::Portable,
+    ];
 
     /// A short, stable name (`portable`, ...), as the bench binary prints it.
     pub const fn name(self) -> &'static str {
         match self {
+            Backend::Vaes512ShaNi => "vaes512-shani",
+            Backend::AesNiShaNi => "aesni-shani",
+            Backend::AesNi => "aesni",
             Backend::Portable => "portable",
+        }
+    }
+
+    /// The `CBC_HMAC_CPUID_OVERRIDE` bits (and CPU features) this backend
+    /// needs.
+    pub const fn required_features(self) -> u32 {
+        match self {
+            Backend::Vaes512ShaNi => cpu::AES_NI | cpu::SHA_NI | cpu::VAES512,
+            Backend::AesNiShaNi => cpu::AES_NI | cpu::SHA_NI,
+            Backend::AesNi => cpu::AES_NI,
+            Backend::Portable => 0,
+        }
+    }
+
+    /// The CPU features this backend needs, for messages
+    /// (`SKIPPED: aesni-shani (CPU lacks SHA-NI)`).
+    pub const fn feature_names(self) -> &'static str {
+        match self {
+            Backend::Vaes512ShaNi => "AES-NI, SHA-NI, AVX-512F/BW/VL and VAES",
+            Backend::AesNiShaNi => "AES-NI and SHA-NI",
+            Backend::AesNi => "AES-NI",
+            Backend::Portable => "nothing",
         }
     }
 
     /// Whether this backend can run here (the CPU has its features and
     /// `CBC_HMAC_CPUID_OVERRIDE` allows them).
     pub fn is_available(self) -> bool {
-        match self {
-            Backend::Portable => true,
-        }
+        let needed = self.required_features();
+        cpu::enabled() & needed == needed
     }
 
     /// The best available backend: what keyed objects use by default.
@@ -76,14 +145,37 @@ impl fmt::Display for Backend {
 #[derive(Clone)]
 pub(crate) enum AesKey {
     Portable(portable::AesKey),
+    #[cfg(target_arch = "x86_64")]
+    AesNi(x86_64::aes::AesNiKey),
+    #[cfg(target_arch = "x86_64")]
+    Vaes512(x86_64::vaes::Vaes512Key),
 }
 
 impl AesKey {
     /// Expands `key` (length already checked) for `backend`.
     pub(crate) fn new(backend: Backend, cipher: Cipher, key: &[u8]) -> Self {
-        match backend {
-            Backend::Portable => AesKey::Portable(portable::AesKey::new(cipher, key)),
+        #[cfg(target_arch = "x86_64")]
+        {
+            use x86_64::{AesNi, Vaes512, aes::AesNiKey, vaes::Vaes512Key};
+            match backend {
+                Backend::Vaes512ShaNi => {
+                    if let Some(t) = Vaes512::detect() {
+                        let k = AesNiKey::new(t.aes_ni(), cipher, key);
+                        return AesKey::Vaes512(Vaes512Key::new(t, k));
+                    }
+                }
+                Backend::AesNiShaNi | Backend::AesNi => {
+                    if let Some(t) = AesNi::detect() {
+                        return AesKey::AesNi(AesNiKey::new(t, cipher, key));
+                    }
+                }
+                Backend::Portable => {}
+            }
         }
+        // Only reached for the portable backend (the others were checked
+        // available, so their CPU features are present).
+        let _ = backend;
+        AesKey::Portable(portable::AesKey::new(cipher, key))
     }
 
     /// CBC-encrypts in place; `iv` becomes the last ciphertext block.
@@ -91,6 +183,10 @@ impl AesKey {
     pub(crate) fn encrypt_cbc(&self, iv: &mut [u8; 16], blocks: &mut [[u8; 16]]) {
         match self {
             AesKey::Portable(k) => k.encrypt_cbc(iv, blocks),
+            #[cfg(target_arch = "x86_64")]
+            AesKey::AesNi(k) => k.encrypt_cbc(iv, blocks),
+            #[cfg(target_arch = "x86_64")]
+            AesKey::Vaes512(k) => k.key.encrypt_cbc(iv, blocks),
         }
     }
 
@@ -99,6 +195,10 @@ impl AesKey {
     pub(crate) fn decrypt_cbc(&self, iv: &mut [u8; 16], blocks: &mut [[u8; 16]]) {
         match self {
             AesKey::Portable(k) => k.decrypt_cbc(iv, blocks),
+            #[cfg(target_arch = "x86_64")]
+            AesKey::AesNi(k) => k.decrypt_cbc(iv, blocks),
+            #[cfg(target_arch = "x86_64")]
+            AesKey::Vaes512(k) => k.decrypt_cbc(iv, blocks),
         }
     }
 
@@ -107,6 +207,21 @@ impl AesKey {
     pub(crate) fn encrypt_block(&self, block: &mut [u8; 16]) {
         match self {
             AesKey::Portable(k) => k.encrypt_block(block),
+            #[cfg(target_arch = "x86_64")]
+            AesKey::AesNi(k) => k.encrypt_block(block),
+            #[cfg(target_arch = "x86_64")]
+            AesKey::Vaes512(k) => k.key.encrypt_block(block),
+        }
+    }
+
+    /// The AES-NI key inside, for the stitched kernels.
+    #[cfg(target_arch = "x86_64")]
+    #[inline]
+    fn aes_ni(&self) -> Option<&x86_64::aes::AesNiKey> {
+        match self {
+            AesKey::Portable(_) => None,
+            AesKey::AesNi(k) => Some(k),
+            AesKey::Vaes512(k) => Some(&k.key),
         }
     }
 }
@@ -115,12 +230,20 @@ impl AesKey {
 #[derive(Clone, Copy, Debug)]
 pub(crate) enum Compressor {
     Crates(portable::CrateCompress),
+    /// SHA-1 and SHA-256 on SHA-NI; SHA-384 on the `sha2` crate.
+    #[cfg(target_arch = "x86_64")]
+    ShaNi(x86_64::sha::ShaNiCompress),
 }
 
 impl Compressor {
     pub(crate) fn new(backend: Backend) -> Self {
         match backend {
-            Backend::Portable => Compressor::Crates(portable::CrateCompress),
+            #[cfg(target_arch = "x86_64")]
+            Backend::Vaes512ShaNi | Backend::AesNiShaNi => match x86_64::ShaNi::detect() {
+                Some(t) => Compressor::ShaNi(x86_64::sha::ShaNiCompress(t)),
+                None => Compressor::Crates(portable::CrateCompress),
+            },
+            _ => Compressor::Crates(portable::CrateCompress),
         }
     }
 }
@@ -131,10 +254,42 @@ macro_rules! with_compressor {
     ($compressor:expr, |$c:ident| $body:expr) => {
         match $compressor {
             $crate::backends::Compressor::Crates(ref $c) => $body,
+            #[cfg(target_arch = "x86_64")]
+            $crate::backends::Compressor::ShaNi(ref $c) => $body,
         }
     };
 }
 pub(crate) use with_compressor;
+
+/// CBC decryption and hashing in one pass: the public prefix of a
+/// MAC-then-encrypt open. Implemented by each compressor; the default runs
+/// the two loops one after the other, and a backend overrides it with a
+/// fused kernel where that is faster.
+pub(crate) trait DecryptAbsorb<H: HashFunction>: Compress<H> + Sized {
+    /// CBC-decrypts `region` (whole blocks) in place, chaining from `iv`,
+    /// and absorbs `header || region[..hash_len]` into `engine`
+    /// (`hash_len <= region.len()`; `engine` holds no buffered bytes).
+    fn decrypt_absorb(
+        &self,
+        aes: &AesKey,
+        iv: &[u8; 16],
+        region: &mut [u8],
+        engine: &mut Engine<H>,
+        header: &[u8; 13],
+        hash_len: usize,
+    ) {
+        let mut chain = *iv;
+        let (blocks, _) = region.as_chunks_mut::<16>();
+        aes.decrypt_cbc(&mut chain, blocks);
+        engine.update(self, header);
+        engine.update(self, &region[..hash_len]);
+    }
+}
+
+impl<H: HashFunction> DecryptAbsorb<H> for portable::CrateCompress where
+    portable::CrateCompress: Compress<H>
+{
+}
 
 /// Fills `body[content_len..]` with TLS CBC padding: every byte, the length
 /// byte included, equals the number of padding bytes before the length byte.
@@ -159,6 +314,20 @@ pub(crate) fn seal_mac_then_encrypt(
     body: &mut [u8],
     plaintext_len: usize,
 ) {
+    #[cfg(target_arch = "x86_64")]
+    if let (Some(k), Compressor::ShaNi(c)) = (aes.aes_ni(), mac.compressor()) {
+        use crate::primitives::hmac::AnyStates;
+        use x86_64::sha::{Sha1Ni, Sha256Ni};
+        use x86_64::sha512::Sha384Scalar;
+        use x86_64::stitch::seal_mac_then_encrypt as stitched;
+        return match mac.states() {
+            AnyStates::Sha1(s) => stitched::<Sha1Ni>(k, c, s, header, iv, body, plaintext_len),
+            AnyStates::Sha256(s) => stitched::<Sha256Ni>(k, c, s, header, iv, body, plaintext_len),
+            AnyStates::Sha384(s) => {
+                stitched::<Sha384Scalar>(k, c, s, header, iv, body, plaintext_len)
+            }
+        };
+    }
     let m = mac.output_len();
     let (plaintext, rest) = body.split_at_mut(plaintext_len);
     mac.mac_parts_into(&[header, plaintext], rest);
@@ -183,6 +352,19 @@ pub(crate) fn seal_encrypt_then_mac(
     iv_len: usize,
     plaintext_len: usize,
 ) {
+    #[cfg(target_arch = "x86_64")]
+    if let (Some(k), Compressor::ShaNi(c)) = (aes.aes_ni(), mac.compressor()) {
+        use crate::primitives::hmac::AnyStates;
+        use x86_64::sha::{Sha1Ni, Sha256Ni};
+        use x86_64::sha512::Sha384Scalar;
+        use x86_64::stitch::seal_encrypt_then_mac as stitched;
+        let (h, f, n, p) = (header, fragment, iv_len, plaintext_len);
+        return match mac.states() {
+            AnyStates::Sha1(s) => stitched::<Sha1Ni>(k, c, s, h, iv, f, n, p),
+            AnyStates::Sha256(s) => stitched::<Sha256Ni>(k, c, s, h, iv, f, n, p),
+            AnyStates::Sha384(s) => stitched::<Sha384Scalar>(k, c, s, h, iv, f, n, p),
+        };
+    }
     let end = fragment.len() - mac.output_len();
     let body = &mut fragment[iv_len..end];
     pad(body, plaintext_len);

@@ -50,8 +50,12 @@ impl AesKey {
     /// Expands `key`; the caller has checked its length against `cipher`.
     pub(crate) fn new(cipher: Cipher, key: &[u8]) -> Self {
         match cipher {
-            Cipher::Aes128Cbc => AesKey::Aes128(Aes128::new(key.try_into().expect("checked length"))),
-            Cipher::Aes256Cbc => AesKey::Aes256(Aes256::new(key.try_into().expect("checked length"))),
+            Cipher::Aes128Cbc => {
+                AesKey::Aes128(Aes128::new(key.try_into().expect("checked length")))
+            }
+            Cipher::Aes256Cbc => {
+                AesKey::Aes256(Aes256::new(key.try_into().expect("checked length")))
+            }
         }
     }
 
@@ -60,10 +64,12 @@ impl AesKey {
     pub(crate) fn encrypt_cbc(&self, iv: &mut [u8; 16], blocks: &mut [[u8; 16]]) {
         let blocks = as_arrays(blocks);
         match self {
-            AesKey::Aes128(k) => cbc::Encryptor::<&Aes128>::inner_iv_init(k, &(*iv).into())
-                .encrypt_blocks(blocks),
-            AesKey::Aes256(k) => cbc::Encryptor::<&Aes256>::inner_iv_init(k, &(*iv).into())
-                .encrypt_blocks(blocks),
+            AesKey::Aes128(k) => {
+                cbc::Encryptor::<&Aes128>::inner_iv_init(k, &(*iv).into()).encrypt_blocks(blocks)
+            }
+            AesKey::Aes256(k) => {
+                cbc::Encryptor::<&Aes256>::inner_iv_init(k, &(*iv).into()).encrypt_blocks(blocks)
+            }
         }
         if let Some(last) = blocks.last() {
             iv.copy_from_slice(last);
@@ -76,10 +82,12 @@ impl AesKey {
         let next_iv = blocks.last().copied();
         let blocks = as_arrays(blocks);
         match self {
-            AesKey::Aes128(k) => cbc::Decryptor::<&Aes128>::inner_iv_init(k, &(*iv).into())
-                .decrypt_blocks(blocks),
-            AesKey::Aes256(k) => cbc::Decryptor::<&Aes256>::inner_iv_init(k, &(*iv).into())
-                .decrypt_blocks(blocks),
+            AesKey::Aes128(k) => {
+                cbc::Decryptor::<&Aes128>::inner_iv_init(k, &(*iv).into()).decrypt_blocks(blocks)
+            }
+            AesKey::Aes256(k) => {
+                cbc::Decryptor::<&Aes256>::inner_iv_init(k, &(*iv).into()).decrypt_blocks(blocks)
+            }
         }
         if let Some(next) = next_iv {
             *iv = next;

@@ -12,7 +12,9 @@
 //!    bytes) with masks and yields a mask, never a branch;
 //! 2. [`digest_record`] computes the HMAC over a plaintext of secret length
 //!    with [`finish_with_secret_len`], whose work covers every length the
-//!    padding allows;
+//!    padding allows; the public prefix before that is hashed while it is
+//!    decrypted, in one pass ([`DecryptAbsorb`]: the backend may fuse the
+//!    two loops, as the x86-64 SHA-NI kernels do);
 //! 3. [`mac_matches`] compares the received MAC, wherever the secret length
 //!    puts it, by shifting the computed tag into place with a log-step
 //!    barrel shift (no secret index) and comparing under masks;
@@ -26,10 +28,10 @@
 //!
 //! [`finish_with_secret_len`]: crate::primitives::ct_digest::finish_with_secret_len
 
-use crate::backends::with_compressor;
+use crate::backends::{AesKey, DecryptAbsorb, with_compressor};
 use crate::primitives::ct;
 use crate::primitives::ct_digest::finish_with_secret_len;
-use crate::primitives::hash::{Compress, HashFunction};
+use crate::primitives::hash::{Compress, Engine, HashFunction};
 use crate::primitives::hmac::{AnyStates, HmacStates, MAX_TAG_LEN};
 use crate::record::mac_header;
 
@@ -63,8 +65,6 @@ pub(crate) fn check_padding(body: &[u8], mac_len: usize) -> (usize, usize) {
 
 /// Size of the shift buffer: at least `MAX_TAG_LEN + MAX_PADDING_SPAN`.
 const SHIFT_LEN: usize = 320;
-/// Bits of the shift distance (< 512).
-const SHIFT_BITS: u32 = 9;
 
 /// Whether `body[data_len..data_len + expected.len()]` equals `expected`,
 /// as a mask, for a secret `data_len` with `body.len() - 256 - mac_len <=
@@ -77,20 +77,31 @@ pub(crate) fn mac_matches(body: &[u8], data_len: usize, expected: &[u8]) -> usiz
     let start = len - window;
     // Secret offset of the MAC inside the window.
     let d = ct::barrier(data_len - start);
+    // Public: enough bits for the largest possible `d`, `window - m`.
+    let bits = usize::BITS - (window - m).leading_zeros();
 
-    // Shift the expected tag right by `d`, one bit of `d` at a time.
+    // Shift the expected tag right by `d`, one bit of `d` at a time, over
+    // the window only, between two buffers (no copies; the two loops
+    // without a branch vectorise).
     let mut a = [0u8; SHIFT_LEN];
     let mut b = [0u8; SHIFT_LEN];
     a[..m].copy_from_slice(expected);
-    for bit in 0..SHIFT_BITS {
+    let (mut src, mut dst) = (&mut a, &mut b);
+    for bit in 0..bits {
         let shift = 1usize << bit;
-        let take = 0u8.wrapping_sub(((d >> bit) & 1) as u8);
-        for j in 0..SHIFT_LEN {
-            let moved = if j >= shift { a[j - shift] } else { 0 };
-            b[j] = (moved & take) | (a[j] & !take);
+        // Through the barrier: a mask the compiler knows to be 0 or 0xff
+        // it turns into a branch on the secret bit (it did, choosing
+        // between memcpy and memset).
+        let take = ct::barrier(0usize.wrapping_sub((d >> bit) & 1)) as u8;
+        for j in 0..shift.min(window) {
+            dst[j] = src[j] & !take;
         }
-        core::mem::swap(&mut a, &mut b);
+        for j in shift..window {
+            dst[j] = (src[j - shift] & take) | (src[j] & !take);
+        }
+        core::mem::swap(&mut src, &mut dst);
     }
+    let a = src;
 
     // Compare inside [d, d + m) only.
     let lo = d as u16 + 256;
@@ -106,58 +117,89 @@ pub(crate) fn mac_matches(body: &[u8], data_len: usize, expected: &[u8]) -> usiz
 }
 
 /// The HMAC of `header || body[..data_len]` into `out`, for a secret
-/// `data_len` in `[body.len() - mac_len - 256, body.len() - mac_len]`.
-/// The public minimum is hashed normally; the rest in constant time.
+/// `data_len` in `[body.len() - mac_len - 256, body.len() - mac_len]`,
+/// given `engine`, which has absorbed the key block, the header and the
+/// public minimum `body[..public_prefix_len(body.len(), mac_len)]`.
 pub(crate) fn digest_record<H: HashFunction, C: Compress<H>>(
     c: &C,
     states: &HmacStates<H>,
-    header: &[u8; 13],
+    engine: &Engine<H>,
     body: &[u8],
     data_len: usize,
     out: &mut [u8],
 ) {
     let max_data = body.len() - H::OUTPUT_LEN;
-    let min_data = max_data.saturating_sub(MAX_PADDING_SPAN);
-    let mut engine = states.inner_engine();
-    engine.update(c, header);
-    engine.update(c, &body[..min_data]);
-    let inner = finish_with_secret_len(c, &engine, &body[min_data..max_data], data_len - min_data);
+    let min_data = public_prefix_len(body.len(), H::OUTPUT_LEN);
+    let inner = finish_with_secret_len(c, engine, &body[min_data..max_data], data_len - min_data);
     states.finish_outer(c, &inner, out);
 }
 
-/// Checks padding and MAC of a decrypted MAC-then-encrypt `body` in
-/// constant time. `body.len()` (public) must be at least `mac_len + 1`.
-/// Returns `(ok, data_len)`: `ok` is a mask; `data_len` is meaningful only
-/// when `ok` is set.
+/// The part of the plaintext every valid padding leaves in place: public.
+fn public_prefix_len(body_len: usize, mac_len: usize) -> usize {
+    (body_len - mac_len).saturating_sub(MAX_PADDING_SPAN)
+}
+
+/// Decrypts a MAC-then-encrypt `body` in place (CBC from `iv`) and checks
+/// its padding and MAC in constant time. `body.len()` (public) is whole
+/// blocks and at least `mac_len + 1`. Returns `(ok, data_len)`: `ok` is a
+/// mask; `data_len` is meaningful only when `ok` is set. `next_iv`
+/// receives the last ciphertext block (TLS 1.0's next IV).
+///
+/// The last blocks (the padding span) are decrypted first: their padding
+/// fixes the MAC header's length field, the first bytes hashed. The rest is
+/// then decrypted and its public prefix hashed in one pass.
+#[allow(clippy::too_many_arguments)]
 pub(crate) fn open_mac_then_encrypt(
     states: &AnyStates,
     compressor: &crate::backends::Compressor,
+    aes: &AesKey,
+    iv: &[u8; 16],
+    next_iv: &mut [u8; 16],
     seq: u64,
     content_type: u8,
     version: [u8; 2],
-    body: &[u8],
+    body: &mut [u8],
 ) -> (usize, usize) {
-    fn run<H: HashFunction, C: Compress<H>>(
+    #[allow(clippy::too_many_arguments)]
+    fn run<H: HashFunction, C: DecryptAbsorb<H>>(
         c: &C,
         states: &HmacStates<H>,
+        aes: &AesKey,
+        iv: &[u8; 16],
+        next_iv: &mut [u8; 16],
         seq: u64,
         content_type: u8,
         version: [u8; 2],
-        body: &[u8],
+        body: &mut [u8],
     ) -> (usize, usize) {
         let m = H::OUTPUT_LEN;
+        let len = body.len();
+        // Public: where the padding span starts (a block boundary, as
+        // `len` is whole blocks).
+        let split = len.saturating_sub(MAX_PADDING_SPAN);
+        let mut chain = *iv;
+        if split > 0 {
+            chain.copy_from_slice(&body[split - 16..split]);
+        }
+        let (tail, _) = body[split..].as_chunks_mut::<16>();
+        aes.decrypt_cbc(&mut chain, tail);
+        *next_iv = chain;
+
         let (good, padding_total) = check_padding(body, m);
-        let data_len = body.len() - m - padding_total;
+        let data_len = len - m - padding_total;
         let header = mac_header(seq, content_type, version, data_len);
+        let mut engine = states.inner_engine();
+        let prefix = public_prefix_len(len, m);
+        c.decrypt_absorb(aes, iv, &mut body[..split], &mut engine, &header, prefix);
         let mut tag = [0u8; MAX_TAG_LEN];
-        digest_record(c, states, &header, body, data_len, &mut tag[..m]);
+        digest_record(c, states, &engine, body, data_len, &mut tag[..m]);
         let mac_ok = mac_matches(body, data_len, &tag[..m]);
         (good & mac_ok, data_len)
     }
     with_compressor!(*compressor, |c| match states {
-        AnyStates::Sha1(s) => run(c, s, seq, content_type, version, body),
-        AnyStates::Sha256(s) => run(c, s, seq, content_type, version, body),
-        AnyStates::Sha384(s) => run(c, s, seq, content_type, version, body),
+        AnyStates::Sha1(s) => run(c, s, aes, iv, next_iv, seq, content_type, version, body),
+        AnyStates::Sha256(s) => run(c, s, aes, iv, next_iv, seq, content_type, version, body),
+        AnyStates::Sha384(s) => run(c, s, aes, iv, next_iv, seq, content_type, version, body),
     })
 }
 

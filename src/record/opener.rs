@@ -118,10 +118,13 @@ impl Opener {
         match self.config.mac_order {
             MacOrder::MacThenEncrypt => {
                 let body = &mut buf[offset..];
-                self.decrypt(&mut iv, body);
+                let mut next_iv = [0u8; 16];
                 let (ok, data_len) = open_mac_then_encrypt(
                     self.mac.states(),
                     self.mac.compressor(),
+                    self.aes.raw(),
+                    &iv,
+                    &mut next_iv,
                     seq,
                     content_type,
                     version,
@@ -131,7 +134,7 @@ impl Opener {
                 if ok != usize::MAX {
                     return Err(Error::BadRecordMac);
                 }
-                self.advance(iv);
+                self.advance(next_iv);
                 Ok(&mut buf[offset..offset + data_len])
             }
             MacOrder::EncryptThenMac => {

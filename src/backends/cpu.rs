@@ -1,0 +1,213 @@
+//! CPU feature detection and the `CBC_HMAC_CPUID_OVERRIDE` mask.
+//!
+//! Detection runs once per feature set (the `cpufeatures` crate caches the
+//! CPUID result in an atomic). The override is read once per process, the
+//! first time a backend is chosen, and only with the `std` feature: a
+//! `no_std` build always uses everything the CPU has.
+
+use core::fmt;
+
+// `0x1` enables nothing: it only makes "no acceleration" (the portable
+// backend) a non-zero mask, as in GnuTLS.
+/// `0x2`: AES-NI (with SSE2, SSSE3, SSE4.1).
+pub(crate) const AES_NI: u32 = 0x2;
+/// `0x4`: SSSE3/AVX2 hash kernels.
+pub(crate) const AVX2: u32 = 0x4;
+/// `0x8`: the SHA extensions (SHA-NI).
+pub(crate) const SHA_NI: u32 = 0x8;
+/// `0x10`: AVX-512 (F, BW, VL) with VAES.
+pub(crate) const VAES512: u32 = 0x10;
+
+const KNOWN: u32 = AES_NI | AVX2 | SHA_NI | VAES512;
+
+/// The override bits whose features this CPU has.
+fn cpu_bits() -> u32 {
+    #[cfg(target_arch = "x86_64")]
+    {
+        use super::x86_64;
+        let mut bits = 0;
+        if x86_64::AesNi::detect().is_some() {
+            bits |= AES_NI;
+        }
+        if x86_64::has_avx2() {
+            bits |= AVX2;
+        }
+        if x86_64::ShaNi::detect().is_some() {
+            bits |= SHA_NI;
+        }
+        if x86_64::Vaes512::detect().is_some() {
+            bits |= VAES512;
+        }
+        bits
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        0
+    }
+}
+
+/// The feature bits backends may use: what the CPU has, restricted by the
+/// override.
+pub(crate) fn enabled() -> u32 {
+    let cpu = cpu_bits();
+    match cpu_override() {
+        Ok(None) | Ok(Some(0)) => cpu,
+        Ok(Some(mask)) => cpu & mask & KNOWN,
+        // An unparsable override: the safe choice is no kernel of ours.
+        Err(_) => 0,
+    }
+}
+
+/// The `CBC_HMAC_CPUID_OVERRIDE` environment variable, parsed (read once
+/// per process; `std` builds only).
+///
+/// The value is a hexadecimal mask, with or without a `0x` prefix, in the
+/// manner of GnuTLS's `GNUTLS_CPUID_OVERRIDE`. Unset, empty or `0` means
+/// every feature the CPU has. Otherwise the crate starts from nothing and
+/// enables only the requested features that the CPU really has:
+///
+/// | bit | enables |
+/// |---|---|
+/// | `0x1` | nothing: the portable backend only ("no acceleration") |
+/// | `0x2` | AES-NI: [`Backend::AesNi`](crate::Backend::AesNi) |
+/// | `0x4` | SSSE3/AVX2 hash kernels (reserved: no backend uses them yet) |
+/// | `0x8` | SHA-NI: with `0x2`, [`Backend::AesNiShaNi`](crate::Backend::AesNiShaNi) |
+/// | `0x10` | AVX-512 F/BW/VL + VAES: with `0x2` and `0x8`, [`Backend::Vaes512ShaNi`](crate::Backend::Vaes512ShaNi) |
+///
+/// So `0x1` selects [`Backend::Portable`](crate::Backend::Portable), `0xa`
+/// AES-NI with SHA-NI, `0x1e` everything. Bits above `0x10` are ignored.
+///
+/// Returns `Ok(None)` when the variable is unset or empty (and always in
+/// `no_std` builds), `Ok(Some(mask))` when it parses, and an
+/// [`OverrideError`] when it does not; the library then uses the portable
+/// backend, the safe choice, and a program can report the error (the
+/// benchmark binary exits with it).
+///
+/// The override governs this crate's own kernels. The RustCrypto crates
+/// under the portable backend (`aes`, `sha1`, `sha2`) detect CPU features
+/// on their own and ignore it; they can be forced to software only at
+/// compile time:
+/// `RUSTFLAGS='--cfg aes_backend="soft" --cfg sha1_backend="soft" --cfg sha2_backend="soft"'`.
+pub fn cpu_override() -> Result<Option<u32>, OverrideError> {
+    #[cfg(feature = "std")]
+    {
+        static PARSED: std::sync::OnceLock<Result<Option<u32>, OverrideError>> =
+            std::sync::OnceLock::new();
+        *PARSED.get_or_init(|| match std::env::var_os(OVERRIDE_VAR) {
+            None => Ok(None),
+            Some(value) => match value.to_str() {
+                Some(text) => parse_override(text),
+                None => Err(OverrideError::new("<not UTF-8>")),
+            },
+        })
+    }
+    #[cfg(not(feature = "std"))]
+    {
+        Ok(None)
+    }
+}
+
+/// The environment variable's name.
+#[cfg(feature = "std")]
+const OVERRIDE_VAR: &str = "CBC_HMAC_CPUID_OVERRIDE";
+
+/// Parses an override value (see [`cpu_override`]).
+#[cfg_attr(not(feature = "std"), allow(dead_code))]
+fn parse_override(text: &str) -> Result<Option<u32>, OverrideError> {
+    let t = text.trim();
+    if t.is_empty() {
+        return Ok(None);
+    }
+    let digits = t
+        .strip_prefix("0x")
+        .or_else(|| t.strip_prefix("0X"))
+        .unwrap_or(t);
+    if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_hexdigit()) {
+        return Err(OverrideError::new(text));
+    }
+    u32::from_str_radix(digits, 16)
+        .map(Some)
+        .map_err(|_| OverrideError::new(text))
+}
+
+/// An unparsable `CBC_HMAC_CPUID_OVERRIDE` value (see [`cpu_override`]).
+///
+/// `Display` names the value and lists the valid bits.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub struct OverrideError {
+    bytes: [u8; 32],
+    len: u8,
+}
+
+impl OverrideError {
+    /// The valid values, one line each, as the error message lists them.
+    pub const VALID_VALUES: &'static str = "\
+  unset or 0  everything the CPU has
+  0x1         none of this crate's kernels (portable backend)
+  0x2         AES-NI
+  0x4         SSSE3/AVX2 (reserved)
+  0x8         SHA-NI
+  0x10        AVX-512 + VAES
+  (or-ed together, hexadecimal, with or without 0x; e.g. 0xa, 0x1e)";
+
+    fn new(value: &str) -> Self {
+        let mut bytes = [0u8; 32];
+        let mut len = value.len().min(32);
+        while !value.is_char_boundary(len) {
+            len -= 1;
+        }
+        bytes[..len].copy_from_slice(&value.as_bytes()[..len]);
+        OverrideError {
+            bytes,
+            len: len as u8,
+        }
+    }
+
+    /// The rejected value (its first 32 bytes at most).
+    pub fn value(&self) -> &str {
+        core::str::from_utf8(&self.bytes[..self.len as usize]).unwrap_or("")
+    }
+}
+
+impl fmt::Debug for OverrideError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_tuple("OverrideError").field(&self.value()).finish()
+    }
+}
+
+impl fmt::Display for OverrideError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "invalid CBC_HMAC_CPUID_OVERRIDE value {:?} (using the portable backend); \
+             expected a hexadecimal mask:\n{}",
+            self.value(),
+            Self::VALID_VALUES
+        )
+    }
+}
+
+#[cfg(feature = "std")]
+impl std::error::Error for OverrideError {}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_masks() {
+        assert_eq!(parse_override(""), Ok(None));
+        assert_eq!(parse_override("  "), Ok(None));
+        assert_eq!(parse_override("0"), Ok(Some(0)));
+        assert_eq!(parse_override("0x1"), Ok(Some(1)));
+        assert_eq!(parse_override("1e"), Ok(Some(0x1e)));
+        assert_eq!(parse_override("0X1E"), Ok(Some(0x1e)));
+        assert_eq!(parse_override(" 0xa\n"), Ok(Some(0xa)));
+        assert_eq!(parse_override("ffffffff"), Ok(Some(u32::MAX)));
+        for bad in ["zz", "0x", "0xg", "1 2", "-1", "+1", "123456789", "0x0x1"] {
+            let e = parse_override(bad).unwrap_err();
+            assert_eq!(e.value(), bad);
+            assert!(e.to_string().contains("0x10"), "{e}");
+        }
+    }
+}

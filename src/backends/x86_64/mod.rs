@@ -1,0 +1,136 @@
+//! The x86-64 kernels: AES-NI (and VAES-512) CBC, SHA-NI compression, and
+//! the stitched seal and fused open that interleave them.
+//!
+//! This is the only module where `unsafe` appears. Kernels are safe
+//! `#[target_feature]` functions; `unsafe` is left for unaligned loads and
+//! stores (each on a reference of the right size) and for the one call from
+//! a non-feature context into a kernel, justified by a witness token: a
+//! zero-sized value ([`AesNi`], [`ShaNi`], [`Vaes512`]) that can only be
+//! obtained from run-time CPU detection, so no kernel is reachable without
+//! proof that the CPU has its instructions.
+//!
+//! Whether a backend is *chosen* is policy (`CBC_HMAC_CPUID_OVERRIDE`, see
+//! [`super::cpu`]); the tokens are about safety only.
+
+pub(crate) mod aes;
+pub(crate) mod sha;
+pub(crate) mod sha512;
+pub(crate) mod stitch;
+pub(crate) mod vaes;
+
+use core::arch::x86_64::__m128i;
+
+cpufeatures::new!(cpuid_aesni, "aes", "sse2", "ssse3", "sse4.1");
+cpufeatures::new!(cpuid_shani, "sha", "sse2", "ssse3", "sse4.1");
+cpufeatures::new!(cpuid_avx2, "avx2", "ssse3");
+cpufeatures::new!(
+    cpuid_vaes512,
+    "avx512f",
+    "avx512bw",
+    "avx512vl",
+    "vaes",
+    "aes",
+    "sse4.1"
+);
+
+/// Proof that the CPU has AES-NI, SSE2, SSSE3 and SSE4.1.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct AesNi(());
+
+/// Proof that the CPU has the SHA extensions, SSE2, SSSE3 and SSE4.1.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct ShaNi(());
+
+/// Proof that the CPU has AVX-512 F/BW/VL, VAES and AES-NI (and the OS saves
+/// the zmm registers).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Vaes512(());
+
+impl AesNi {
+    pub(crate) fn detect() -> Option<Self> {
+        cpuid_aesni::get().then_some(AesNi(()))
+    }
+}
+
+impl ShaNi {
+    pub(crate) fn detect() -> Option<Self> {
+        cpuid_shani::get().then_some(ShaNi(()))
+    }
+}
+
+impl Vaes512 {
+    pub(crate) fn detect() -> Option<Self> {
+        cpuid_vaes512::get().then_some(Vaes512(()))
+    }
+
+    /// A VAES-capable CPU has AES-NI too (checked in the same detection).
+    pub(crate) fn aes_ni(self) -> AesNi {
+        AesNi(())
+    }
+}
+
+/// Whether the CPU has SSSE3 and AVX2 (with OS support for ymm state).
+pub(crate) fn has_avx2() -> bool {
+    cpuid_avx2::get()
+}
+
+/// Pins `v` at this point of the instruction stream: an empty `asm!`
+/// takes it in a register and hands it back. The compiler must compute `v`
+/// before it and anything that uses the result after it, and it keeps
+/// `asm!` statements in program order, so pins placed in two interleaved
+/// dependency chains keep them interleaved (left alone, the scheduler may
+/// gather all AES rounds of a step in one place, beyond the reach of the
+/// core's out-of-order window).
+#[inline(always)]
+pub(crate) fn pin_xmm(v: &mut __m128i) {
+    // SAFETY: the assembly is empty: it reads and writes only `v`'s
+    // register, touches no memory, stack or flags.
+    unsafe {
+        core::arch::asm!(
+            "/* {0} */",
+            inout(xmm_reg) * v,
+            options(nomem, nostack, preserves_flags)
+        );
+    }
+}
+
+/// [`pin_xmm`] for a general-purpose register.
+#[inline(always)]
+pub(crate) fn pin_u64(v: &mut u64) {
+    // SAFETY: as in `pin_xmm`.
+    unsafe {
+        core::arch::asm!(
+            "/* {0} */",
+            inout(reg) * v,
+            options(nomem, nostack, preserves_flags)
+        );
+    }
+}
+
+/// Unaligned 16-byte load.
+#[inline(always)]
+pub(crate) fn load(bytes: &[u8; 16]) -> __m128i {
+    // SAFETY: `bytes` is 16 readable bytes; `loadu` has no alignment
+    // requirement, and SSE2 is part of the x86-64 baseline.
+    unsafe { core::arch::x86_64::_mm_loadu_si128(bytes.as_ptr().cast()) }
+}
+
+/// Unaligned 16-byte store.
+#[inline(always)]
+pub(crate) fn store(bytes: &mut [u8; 16], value: __m128i) {
+    // SAFETY: `bytes` is 16 writable bytes; `storeu` has no alignment
+    // requirement, and SSE2 is part of the x86-64 baseline.
+    unsafe { core::arch::x86_64::_mm_storeu_si128(bytes.as_mut_ptr().cast(), value) }
+}
+
+/// The 16-byte block at `bytes[at..at + 16]`.
+#[inline(always)]
+pub(crate) fn block(bytes: &[u8], at: usize) -> &[u8; 16] {
+    bytes[at..at + 16].try_into().expect("16 bytes")
+}
+
+/// The mutable 16-byte block at `bytes[at..at + 16]`.
+#[inline(always)]
+pub(crate) fn block_mut(bytes: &mut [u8], at: usize) -> &mut [u8; 16] {
+    (&mut bytes[at..at + 16]).try_into().expect("16 bytes")
+}

@@ -1,0 +1,446 @@
+//! SHA-1 and SHA-256 compression with the SHA extensions (SHA-NI).
+//!
+//! Each kernel keeps the chaining state in xmm registers in the layout the
+//! instructions want (`sha1rnds4`: A..D in one register with A in the top
+//! lane, E in the top lane of another; `sha256rnds2`: ABEF and CDGH), so the
+//! stitched loops can carry it across blocks without converting. SHA-384
+//! uses the `sha2` crate's `compress512`, which has its own AVX2 kernel.
+
+use core::arch::x86_64::*;
+
+use super::{ShaNi, block, load};
+use crate::primitives::hash::{Compress, HashFunction, Sha1, Sha256, Sha384};
+
+/// A hash kernel in the form the stitched loops drive: the chaining state
+/// and a message block in registers, and the rounds cut into groups.
+///
+/// The methods are `unsafe` only because the SHA-NI ones are
+/// `#[target_feature]` functions in a trait: callers must run on a CPU with
+/// SHA-NI, SSE2, SSSE3 and SSE4.1 (guaranteed inside the stitched kernels,
+/// which enable those features and are reached only with a [`ShaNi`]
+/// token).
+pub(crate) trait HashKernel {
+    type H: HashFunction;
+    /// The chaining state in registers.
+    type Regs: Copy;
+    /// One message block in registers.
+    type Msg: Copy;
+    /// The block length in bytes (64 or 128).
+    const BLOCK: usize;
+
+    /// # Safety
+    /// The CPU must have SHA-NI, SSE2, SSSE3 and SSE4.1.
+    unsafe fn load_state(state: &<Self::H as HashFunction>::State) -> Self::Regs;
+    /// # Safety
+    /// As [`HashKernel::load_state`].
+    unsafe fn store_state(regs: Self::Regs) -> <Self::H as HashFunction>::State;
+    /// The compression is cut into `GROUPS` groups of rounds (of four
+    /// rounds each), with a `slot` call after each.
+    const GROUPS: usize;
+
+    /// Loads the message block `data[..BLOCK]` into registers
+    /// (byte-swapped as the rounds want it).
+    ///
+    /// # Safety
+    /// As [`HashKernel::load_state`].
+    unsafe fn load_msg(data: &[u8]) -> Self::Msg;
+
+    /// One compression of the loaded block `msg`, calling `slot(g)` after
+    /// each group `g` of rounds: the stitched loops put AES rounds there,
+    /// so that the two dependency chains sit side by side in the
+    /// instruction stream.
+    ///
+    /// # Safety
+    /// As [`HashKernel::load_state`].
+    unsafe fn rounds<F: FnMut(usize)>(regs: Self::Regs, msg: Self::Msg, slot: F) -> Self::Regs;
+
+    /// The HMAC outer hash's only message block, from the inner digest in
+    /// registers: `digest || 0x80 || zeros || bit length of (64 + digest)`.
+    ///
+    /// # Safety
+    /// As [`HashKernel::load_state`].
+    unsafe fn outer_msg(inner: Self::Regs) -> Self::Msg;
+
+    /// Writes the digest (`OUTPUT_LEN` big-endian bytes) to `out`.
+    ///
+    /// # Safety
+    /// As [`HashKernel::load_state`].
+    unsafe fn write_digest(regs: Self::Regs, out: &mut [u8]);
+}
+
+/// One compression of `data` with kernel `K`.
+#[inline]
+#[target_feature(enable = "sha,sse2,ssse3,sse4.1")]
+pub(crate) fn compress_one<K: HashKernel>(regs: K::Regs, data: &[u8]) -> K::Regs {
+    // SAFETY: this function enables the kernel's features.
+    unsafe { K::rounds(regs, K::load_msg(data), |_| {}) }
+}
+
+/// SHA-1 with SHA-NI.
+pub(crate) struct Sha1Ni;
+/// SHA-256 with SHA-NI.
+pub(crate) struct Sha256Ni;
+
+/// SHA-1 state: A..D (A in lane 3) and E (in lane 3).
+#[derive(Clone, Copy)]
+pub(crate) struct Sha1Regs {
+    abcd: __m128i,
+    e: __m128i,
+}
+
+/// SHA-256 state: ABEF and CDGH.
+#[derive(Clone, Copy)]
+pub(crate) struct Sha256Regs {
+    abef: __m128i,
+    cdgh: __m128i,
+}
+
+impl HashKernel for Sha1Ni {
+    type H = Sha1;
+    type Regs = Sha1Regs;
+    type Msg = [__m128i; 4];
+    const BLOCK: usize = 64;
+
+    #[inline]
+    #[target_feature(enable = "sha,sse2,ssse3,sse4.1")]
+    unsafe fn load_state(state: &[u32; 5]) -> Sha1Regs {
+        Sha1Regs {
+            abcd: _mm_set_epi32(
+                state[0] as i32,
+                state[1] as i32,
+                state[2] as i32,
+                state[3] as i32,
+            ),
+            e: _mm_set_epi32(state[4] as i32, 0, 0, 0),
+        }
+    }
+
+    #[inline]
+    #[target_feature(enable = "sha,sse2,ssse3,sse4.1")]
+    unsafe fn store_state(r: Sha1Regs) -> [u32; 5] {
+        [
+            _mm_extract_epi32::<3>(r.abcd) as u32,
+            _mm_extract_epi32::<2>(r.abcd) as u32,
+            _mm_extract_epi32::<1>(r.abcd) as u32,
+            _mm_extract_epi32::<0>(r.abcd) as u32,
+            _mm_extract_epi32::<3>(r.e) as u32,
+        ]
+    }
+
+    const GROUPS: usize = 20;
+
+    #[inline]
+    #[target_feature(enable = "sha,sse2,ssse3,sse4.1")]
+    unsafe fn load_msg(data: &[u8]) -> [__m128i; 4] {
+        core::array::from_fn(|i| sha1_word(data, 16 * i))
+    }
+
+    #[inline]
+    #[target_feature(enable = "sha,sse2,ssse3,sse4.1")]
+    unsafe fn rounds<F: FnMut(usize)>(r: Sha1Regs, msg: [__m128i; 4], slot: F) -> Sha1Regs {
+        sha1_rounds(r, msg, slot)
+    }
+
+    #[inline]
+    #[target_feature(enable = "sha,sse2,ssse3,sse4.1")]
+    unsafe fn outer_msg(r: Sha1Regs) -> [__m128i; 4] {
+        // Words W0..W3 = A..D are the A..D register as it is (W0 in lane
+        // 3); E's register has zeros below lane 3.
+        [
+            r.abcd,
+            _mm_or_si128(r.e, _mm_set_epi32(0, 0x8000_0000u32 as i32, 0, 0)),
+            _mm_setzero_si128(),
+            _mm_set_epi32(0, 0, 0, (64 + 20) * 8),
+        ]
+    }
+
+    #[inline]
+    #[target_feature(enable = "sha,sse2,ssse3,sse4.1")]
+    unsafe fn write_digest(r: Sha1Regs, out: &mut [u8]) {
+        let reverse = _mm_set_epi64x(0x0001_0203_0405_0607, 0x0809_0a0b_0c0d_0e0f);
+        let (abcd, e) = out.split_at_mut(16);
+        super::store(
+            abcd.try_into().expect("20 bytes"),
+            _mm_shuffle_epi8(r.abcd, reverse),
+        );
+        e.copy_from_slice(&(_mm_extract_epi32::<3>(r.e) as u32).to_be_bytes());
+    }
+}
+
+impl HashKernel for Sha256Ni {
+    type H = Sha256;
+    type Regs = Sha256Regs;
+    type Msg = [__m128i; 4];
+    const BLOCK: usize = 64;
+
+    #[inline]
+    #[target_feature(enable = "sha,sse2,ssse3,sse4.1")]
+    unsafe fn load_state(s: &[u32; 8]) -> Sha256Regs {
+        let w = |x: u32| x as i32;
+        Sha256Regs {
+            // Lanes 3..0: A B E F and C D G H.
+            abef: _mm_set_epi32(w(s[0]), w(s[1]), w(s[4]), w(s[5])),
+            cdgh: _mm_set_epi32(w(s[2]), w(s[3]), w(s[6]), w(s[7])),
+        }
+    }
+
+    #[inline]
+    #[target_feature(enable = "sha,sse2,ssse3,sse4.1")]
+    unsafe fn store_state(r: Sha256Regs) -> [u32; 8] {
+        let x = |v: __m128i, lane: i32| -> u32 {
+            match lane {
+                3 => _mm_extract_epi32::<3>(v) as u32,
+                2 => _mm_extract_epi32::<2>(v) as u32,
+                1 => _mm_extract_epi32::<1>(v) as u32,
+                _ => _mm_extract_epi32::<0>(v) as u32,
+            }
+        };
+        [
+            x(r.abef, 3),
+            x(r.abef, 2),
+            x(r.cdgh, 3),
+            x(r.cdgh, 2),
+            x(r.abef, 1),
+            x(r.abef, 0),
+            x(r.cdgh, 1),
+            x(r.cdgh, 0),
+        ]
+    }
+
+    const GROUPS: usize = 16;
+
+    #[inline]
+    #[target_feature(enable = "sha,sse2,ssse3,sse4.1")]
+    unsafe fn load_msg(data: &[u8]) -> [__m128i; 4] {
+        core::array::from_fn(|i| sha256_word(data, 16 * i))
+    }
+
+    #[inline]
+    #[target_feature(enable = "sha,sse2,ssse3,sse4.1")]
+    unsafe fn rounds<F: FnMut(usize)>(r: Sha256Regs, msg: [__m128i; 4], slot: F) -> Sha256Regs {
+        sha256_rounds(r, msg, slot)
+    }
+
+    #[inline]
+    #[target_feature(enable = "sha,sse2,ssse3,sse4.1")]
+    unsafe fn outer_msg(r: Sha256Regs) -> [__m128i; 4] {
+        let (abcd, efgh) = sha256_words(r);
+        [
+            abcd,
+            efgh,
+            _mm_set_epi32(0, 0, 0, 0x8000_0000u32 as i32),
+            _mm_set_epi32((64 + 32) * 8, 0, 0, 0),
+        ]
+    }
+
+    #[inline]
+    #[target_feature(enable = "sha,sse2,ssse3,sse4.1")]
+    unsafe fn write_digest(r: Sha256Regs, out: &mut [u8]) {
+        let bswap = _mm_set_epi64x(0x0c0d_0e0f_0809_0a0b, 0x0405_0607_0001_0203);
+        let (abcd, efgh) = sha256_words(r);
+        super::store(super::block_mut(out, 0), _mm_shuffle_epi8(abcd, bswap));
+        super::store(super::block_mut(out, 16), _mm_shuffle_epi8(efgh, bswap));
+    }
+}
+
+/// Loads 16 message bytes as four big-endian words, `W[0]` in lane 3.
+#[inline]
+#[target_feature(enable = "sha,sse2,ssse3,sse4.1")]
+fn sha1_word(data: &[u8], at: usize) -> __m128i {
+    // Reverses all 16 bytes.
+    let mask = _mm_set_epi64x(0x0001_0203_0405_0607, 0x0809_0a0b_0c0d_0e0f);
+    _mm_shuffle_epi8(load(block(data, at)), mask)
+}
+
+#[inline]
+#[target_feature(enable = "sha,sse2,ssse3,sse4.1")]
+fn sha1_rounds<F: FnMut(usize)>(r: Sha1Regs, msg: [__m128i; 4], mut slot: F) -> Sha1Regs {
+    let mut w = msg;
+    let mut abcd = r.abcd;
+    // State before the previous group of four rounds: its A gives the next
+    // group's E (`sha1nexte`).
+    let mut before = abcd;
+    abcd = _mm_sha1rnds4_epu32::<0>(abcd, _mm_add_epi32(r.e, w[0]));
+    slot(0);
+    macro_rules! group {
+        ($i:literal, $f:literal) => {
+            if $i >= 4 {
+                // W[4i..4i+4] from the previous sixteen words.
+                w[$i % 4] = _mm_sha1msg2_epu32(
+                    _mm_xor_si128(
+                        _mm_sha1msg1_epu32(w[$i % 4], w[($i + 1) % 4]),
+                        w[($i + 2) % 4],
+                    ),
+                    w[($i + 3) % 4],
+                );
+            }
+            let e = _mm_sha1nexte_epu32(before, w[$i % 4]);
+            before = abcd;
+            abcd = _mm_sha1rnds4_epu32::<$f>(abcd, e);
+            // Keep the slot's AES rounds here (see `pin_xmm`).
+            super::pin_xmm(&mut abcd);
+            slot($i);
+        };
+    }
+    group!(1, 0);
+    group!(2, 0);
+    group!(3, 0);
+    group!(4, 0);
+    group!(5, 1);
+    group!(6, 1);
+    group!(7, 1);
+    group!(8, 1);
+    group!(9, 1);
+    group!(10, 2);
+    group!(11, 2);
+    group!(12, 2);
+    group!(13, 2);
+    group!(14, 2);
+    group!(15, 3);
+    group!(16, 3);
+    group!(17, 3);
+    group!(18, 3);
+    group!(19, 3);
+    Sha1Regs {
+        abcd: _mm_add_epi32(abcd, r.abcd),
+        e: _mm_sha1nexte_epu32(before, r.e),
+    }
+}
+
+/// SHA-256 round constants (FIPS 180-4 4.2.2), four per group.
+static K256: [[u32; 4]; 16] = [
+    [0x428a2f98, 0x71374491, 0xb5c0fbcf, 0xe9b5dba5],
+    [0x3956c25b, 0x59f111f1, 0x923f82a4, 0xab1c5ed5],
+    [0xd807aa98, 0x12835b01, 0x243185be, 0x550c7dc3],
+    [0x72be5d74, 0x80deb1fe, 0x9bdc06a7, 0xc19bf174],
+    [0xe49b69c1, 0xefbe4786, 0x0fc19dc6, 0x240ca1cc],
+    [0x2de92c6f, 0x4a7484aa, 0x5cb0a9dc, 0x76f988da],
+    [0x983e5152, 0xa831c66d, 0xb00327c8, 0xbf597fc7],
+    [0xc6e00bf3, 0xd5a79147, 0x06ca6351, 0x14292967],
+    [0x27b70a85, 0x2e1b2138, 0x4d2c6dfc, 0x53380d13],
+    [0x650a7354, 0x766a0abb, 0x81c2c92e, 0x92722c85],
+    [0xa2bfe8a1, 0xa81a664b, 0xc24b8b70, 0xc76c51a3],
+    [0xd192e819, 0xd6990624, 0xf40e3585, 0x106aa070],
+    [0x19a4c116, 0x1e376c08, 0x2748774c, 0x34b0bcb5],
+    [0x391c0cb3, 0x4ed8aa4a, 0x5b9cca4f, 0x682e6ff3],
+    [0x748f82ee, 0x78a5636f, 0x84c87814, 0x8cc70208],
+    [0x90befffa, 0xa4506ceb, 0xbef9a3f7, 0xc67178f2],
+];
+
+#[inline]
+#[target_feature(enable = "sha,sse2,ssse3,sse4.1")]
+fn k256(i: usize) -> __m128i {
+    // SAFETY: `K256[i]` is 16 readable bytes; `loadu` needs no alignment.
+    unsafe { _mm_loadu_si128(K256[i].as_ptr().cast()) }
+}
+
+/// The state as words A..D and E..H, each in lanes 0..3.
+#[inline]
+#[target_feature(enable = "sha,sse2,ssse3,sse4.1")]
+fn sha256_words(r: Sha256Regs) -> (__m128i, __m128i) {
+    // ABEF holds F, E, B, A in lanes 0..3 and CDGH H, G, D, C: the high
+    // halves give B, A, D, C and the low ones F, E, H, G; swapping each
+    // pair of lanes puts them in order.
+    let abcd = _mm_shuffle_epi32::<0xb1>(_mm_unpackhi_epi64(r.abef, r.cdgh));
+    let efgh = _mm_shuffle_epi32::<0xb1>(_mm_unpacklo_epi64(r.abef, r.cdgh));
+    (abcd, efgh)
+}
+
+/// Loads 16 message bytes as four big-endian words, `W[0]` in lane 0.
+#[inline]
+#[target_feature(enable = "sha,sse2,ssse3,sse4.1")]
+fn sha256_word(data: &[u8], at: usize) -> __m128i {
+    // Byte-swaps each 32-bit word.
+    let mask = _mm_set_epi64x(0x0c0d_0e0f_0809_0a0b, 0x0405_0607_0001_0203);
+    _mm_shuffle_epi8(load(block(data, at)), mask)
+}
+
+#[inline]
+#[target_feature(enable = "sha,sse2,ssse3,sse4.1")]
+fn sha256_rounds<F: FnMut(usize)>(r: Sha256Regs, msg: [__m128i; 4], mut slot: F) -> Sha256Regs {
+    let mut w = msg;
+    let mut abef = r.abef;
+    let mut cdgh = r.cdgh;
+    macro_rules! group {
+        ($i:literal) => {
+            if $i >= 4 {
+                // W[t] = s1(W[t-2]) + W[t-7] + s0(W[t-15]) + W[t-16].
+                let w7 = _mm_alignr_epi8::<4>(w[($i + 3) % 4], w[($i + 2) % 4]);
+                w[$i % 4] = _mm_sha256msg2_epu32(
+                    _mm_add_epi32(_mm_sha256msg1_epu32(w[$i % 4], w[($i + 1) % 4]), w7),
+                    w[($i + 3) % 4],
+                );
+            }
+            let m = _mm_add_epi32(w[$i % 4], k256($i));
+            cdgh = _mm_sha256rnds2_epu32(cdgh, abef, m);
+            abef = _mm_sha256rnds2_epu32(abef, cdgh, _mm_shuffle_epi32::<0x0e>(m));
+            // Keep the slot's AES rounds here (see `pin_xmm`).
+            super::pin_xmm(&mut abef);
+            slot($i);
+        };
+    }
+    group!(0);
+    group!(1);
+    group!(2);
+    group!(3);
+    group!(4);
+    group!(5);
+    group!(6);
+    group!(7);
+    group!(8);
+    group!(9);
+    group!(10);
+    group!(11);
+    group!(12);
+    group!(13);
+    group!(14);
+    group!(15);
+    Sha256Regs {
+        abef: _mm_add_epi32(abef, r.abef),
+        cdgh: _mm_add_epi32(cdgh, r.cdgh),
+    }
+}
+
+#[target_feature(enable = "sha,sse2,ssse3,sse4.1")]
+fn compress_blocks<K: HashKernel>(
+    state: &mut <K::H as HashFunction>::State,
+    blocks: &[<K::H as HashFunction>::Block],
+) {
+    // SAFETY: this function enables the features the kernel needs.
+    let mut r = unsafe { K::load_state(state) };
+    for b in blocks {
+        r = compress_one::<K>(r, b.as_ref());
+    }
+    // SAFETY: as above.
+    *state = unsafe { K::store_state(r) };
+}
+
+/// The compression functions of the SHA-NI backends: SHA-1 and SHA-256
+/// with SHA-NI, SHA-384 with the `sha2` crate.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct ShaNiCompress(pub(crate) ShaNi);
+
+impl Compress<Sha1> for ShaNiCompress {
+    #[inline]
+    fn compress(&self, state: &mut [u32; 5], blocks: &[[u8; 64]]) {
+        // SAFETY: `self.0` proves the CPU has SHA-NI, SSSE3 and SSE4.1.
+        unsafe { compress_blocks::<Sha1Ni>(state, blocks) }
+    }
+}
+
+impl Compress<Sha256> for ShaNiCompress {
+    #[inline]
+    fn compress(&self, state: &mut [u32; 8], blocks: &[[u8; 64]]) {
+        // SAFETY: `self.0` proves the CPU has SHA-NI, SSSE3 and SSE4.1.
+        unsafe { compress_blocks::<Sha256Ni>(state, blocks) }
+    }
+}
+
+impl Compress<Sha384> for ShaNiCompress {
+    #[inline]
+    fn compress(&self, state: &mut [u64; 8], blocks: &[[u8; 128]]) {
+        // The crate's AVX2 kernel: as fast as our scalar one on long
+        // messages and faster on single blocks. Ours is for stitching.
+        sha2::block_api::compress512(state, blocks);
+    }
+}

@@ -1,0 +1,549 @@
+//! Stitched seal: AES-CBC encryption and the HMAC's SHA-NI compression in
+//! one pass over the record.
+//!
+//! CBC encryption of one record is a serial chain of AES rounds, each
+//! waiting for the previous one's result (about 4 cycles), so the AES units
+//! idle most of the time; the SHA-NI rounds of the MAC are a separate chain
+//! on other execution resources. Issued together, block for block, the out
+//! of order core runs both chains at once and the MAC costs little more
+//! than the encryption alone (the idea of OpenSSL's `aesni-sha1` and
+//! `aesni-sha256` "stitched" ciphers). The loops below spread the AES
+//! rounds of four blocks (eight for SHA-384's 128-byte blocks) evenly
+//! between the groups of rounds of one hash block, so that both chains are
+//! always inside the core's window and neither waits for the other.
+//!
+//! The hash input is offset by the 13-byte MAC header from the AES blocks,
+//! so each hash block straddles two AES blocks; the loops order reads and
+//! writes so that a byte is hashed as plaintext before it is encrypted in
+//! place (MAC-then-encrypt), or as ciphertext after (encrypt-then-MAC).
+
+use core::arch::x86_64::*;
+
+use super::aes::{AesNiKey, Schedule, encrypt_run, load_keys};
+use super::sha::{HashKernel, Sha1Ni, Sha256Ni, ShaNiCompress, compress_one};
+use super::sha512::Sha384Scalar;
+use super::{block, block_mut, load, store};
+use crate::backends::{AesKey, DecryptAbsorb, pad};
+use crate::primitives::hash::{Compress, Engine, HashFunction, Sha1, Sha256, Sha384};
+use crate::primitives::hmac::HmacStates;
+
+/// Steps (of four AES blocks) an encrypt-then-MAC hash block waits behind
+/// the encryption, so that its (misaligned) loads read stored ciphertext
+/// instead of stalling on store forwarding from AES stores still in flight.
+const ETM_LAG: usize = 1;
+
+/// Consecutive CBC blocks (as many as one hash block spans: four or
+/// eight), encrypted one AES operation at a time so that the operations can
+/// be spread among the hash rounds: `blocks * N` operations, operation `j`
+/// being round `j % N` of block `j / N`. All indices are constants once the
+/// hash kernel's group loop is unrolled.
+struct Run<'a, const N: usize> {
+    k: &'a [__m128i; N],
+    data: &'a mut [u8],
+    blocks: usize,
+    /// The last ciphertext block.
+    c: __m128i,
+    /// The state of the block in progress.
+    x: __m128i,
+}
+
+impl<'a, const N: usize> Run<'a, N> {
+    #[inline]
+    #[target_feature(enable = "aes,sse2")]
+    fn new(k: &'a [__m128i; N], data: &'a mut [u8], c: __m128i) -> Self {
+        let blocks = data.len() / 16;
+        Run {
+            k,
+            data,
+            blocks,
+            c,
+            x: c,
+        }
+    }
+
+    #[inline]
+    #[target_feature(enable = "aes,sse2")]
+    fn op(&mut self, j: usize) {
+        let (b, r) = (j / N, j % N);
+        let k = self.k;
+        if r == 0 {
+            if b == 0 {
+                let p = load(block(self.data, 0));
+                self.x = _mm_xor_si128(_mm_xor_si128(p, k[0]), self.c);
+            }
+            // Later blocks' round 0 is folded into the previous block's
+            // last round.
+        } else if r < N - 1 {
+            self.x = _mm_aesenc_si128(self.x, k[r]);
+        } else {
+            if b + 1 < self.blocks {
+                // aesenclast(x, last ^ next ^ k0) = c ^ next ^ k0: the next
+                // block's round-0 state, with no xor on the chain.
+                let next = _mm_xor_si128(load(block(self.data, 16 * b + 16)), k[0]);
+                self.x = _mm_aesenclast_si128(self.x, _mm_xor_si128(k[N - 1], next));
+                self.c = _mm_xor_si128(self.x, next);
+            } else {
+                self.c = _mm_aesenclast_si128(self.x, k[N - 1]);
+            }
+            store(block_mut(self.data, 16 * b), self.c);
+        }
+    }
+
+    /// The operations of slot `g` out of `groups`, spread evenly.
+    #[inline]
+    #[target_feature(enable = "aes,sse2")]
+    fn slot(&mut self, g: usize, groups: usize) {
+        let total = self.blocks * N;
+        for j in g * total / groups..(g + 1) * total / groups {
+            self.op(j);
+        }
+        super::pin_xmm(&mut self.x);
+    }
+}
+
+/// The first hash block of a record, `header || data[..BLOCK - 13]`, in the
+/// first `K::BLOCK` bytes of the result.
+#[inline(always)]
+fn first_block<K: HashKernel>(header: &[u8; 13], data: &[u8]) -> [u8; 128] {
+    let mut b = [0u8; 128];
+    b[..13].copy_from_slice(header);
+    b[13..K::BLOCK].copy_from_slice(&data[..K::BLOCK - 13]);
+    b
+}
+
+/// Hash block `i >= 1` of `header || data`: `data[BLOCK i - 13..][..BLOCK]`.
+#[inline(always)]
+fn later_block<K: HashKernel>(data: &[u8], i: usize) -> &[u8] {
+    &data[K::BLOCK * i - 13..K::BLOCK * (i + 1) - 13]
+}
+
+/// MAC-then-encrypt seal (see `backends::seal_mac_then_encrypt`).
+pub(crate) fn seal_mac_then_encrypt<K: HashKernel>(
+    aes: &AesNiKey,
+    _sha_ni: &ShaNiCompress,
+    states: &HmacStates<K::H>,
+    header: &[u8; 13],
+    iv: &mut [u8; 16],
+    body: &mut [u8],
+    plaintext_len: usize,
+) where
+    ShaNiCompress: Compress<K::H>,
+{
+    match aes {
+        // SAFETY: the AES-NI token in the key and the SHA-NI token in
+        // `_sha_ni` prove the CPU has every feature the kernel enables.
+        AesNiKey::Aes128(s, _) => unsafe {
+            mte::<K, 11>(&s.enc, states, header, iv, body, plaintext_len)
+        },
+        // SAFETY: as above.
+        AesNiKey::Aes256(s, _) => unsafe {
+            mte::<K, 15>(&s.enc, states, header, iv, body, plaintext_len)
+        },
+    }
+}
+
+/// Encrypt-then-MAC seal (see `backends::seal_encrypt_then_mac`).
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn seal_encrypt_then_mac<K: HashKernel>(
+    aes: &AesNiKey,
+    _sha_ni: &ShaNiCompress,
+    states: &HmacStates<K::H>,
+    header: &[u8; 13],
+    iv: &mut [u8; 16],
+    fragment: &mut [u8],
+    iv_len: usize,
+    plaintext_len: usize,
+) where
+    ShaNiCompress: Compress<K::H>,
+{
+    match aes {
+        // SAFETY: the AES-NI token in the key and the SHA-NI token in
+        // `_sha_ni` prove the CPU has every feature the kernel enables.
+        AesNiKey::Aes128(s, _) => unsafe {
+            etm::<K, 11>(&s.enc, states, header, iv, fragment, iv_len, plaintext_len)
+        },
+        // SAFETY: as above.
+        AesNiKey::Aes256(s, _) => unsafe {
+            etm::<K, 15>(&s.enc, states, header, iv, fragment, iv_len, plaintext_len)
+        },
+    }
+}
+
+/// The padded last block(s) of an inner hash, built from the bytes not yet
+/// hashed (FIPS 180-4 5.1: `0x80`, zeros, the big-endian bit length).
+struct Tail {
+    buf: [u8; 256],
+    blocks: usize,
+}
+
+impl Tail {
+    /// `parts` (under one block in all) end a message of `total` bytes.
+    #[inline(always)]
+    fn new<K: HashKernel>(parts: &[&[u8]], total: u64) -> Self {
+        let mut buf = [0u8; 256];
+        let mut n = 0;
+        for part in parts {
+            buf[n..n + part.len()].copy_from_slice(part);
+            n += part.len();
+        }
+        buf[n] = 0x80;
+        let b = K::BLOCK;
+        let blocks = if n + 1 + K::H::LENGTH_FIELD_LEN > b {
+            2
+        } else {
+            1
+        };
+        // The length field's high bytes (SHA-384's is 16 bytes) stay zero.
+        buf[b * blocks - 8..b * blocks].copy_from_slice(&(total * 8).to_be_bytes());
+        Tail { buf, blocks }
+    }
+}
+
+/// Finishes the HMAC in registers: the inner hash from `regs` over `tail`,
+/// then the outer hash; writes the tag to `out`.
+#[inline]
+#[target_feature(enable = "aes,sha,sse2,ssse3,sse4.1")]
+fn finish<K: HashKernel>(states: &HmacStates<K::H>, regs: K::Regs, tail: &Tail, out: &mut [u8]) {
+    let b = K::BLOCK;
+    let mut regs = compress_one::<K>(regs, &tail.buf[..b]);
+    if tail.blocks == 2 {
+        regs = compress_one::<K>(regs, &tail.buf[b..2 * b]);
+    }
+    // SAFETY: this function enables the kernel's features.
+    let outer = unsafe { K::load_state(&states.outer) };
+    // SAFETY: as above.
+    let outer = unsafe { K::rounds(outer, K::outer_msg(regs), |_| {}) };
+    // SAFETY: as above.
+    unsafe { K::write_digest(outer, &mut out[..K::H::OUTPUT_LEN]) };
+}
+
+#[target_feature(enable = "aes,sha,sse2,ssse3,sse4.1")]
+fn mte<K: HashKernel, const N: usize>(
+    keys: &Schedule<N>,
+    states: &HmacStates<K::H>,
+    header: &[u8; 13],
+    iv: &mut [u8; 16],
+    body: &mut [u8],
+    plaintext_len: usize,
+) where
+    ShaNiCompress: Compress<K::H>,
+{
+    let k = load_keys(keys);
+    let m = K::H::OUTPUT_LEN;
+    let bl = K::BLOCK;
+    // AES blocks per hash block.
+    let per = bl / 16;
+    // Full hash blocks of `header || plaintext`.
+    let full = (13 + plaintext_len) / bl;
+    // SAFETY: this function enables the kernel's features.
+    let mut regs = unsafe { K::load_state(&states.inner) };
+    let mut chain: __m128i = load(iv);
+    // AES blocks encrypted so far.
+    let mut done = 0;
+    if full > 0 {
+        // Hash block i covers plaintext up to byte bl (i + 1) - 13, so once
+        // its message is loaded AES blocks up to per i + per - 2 may be
+        // overwritten: step i hashes block i with the AES rounds of blocks
+        // per i - 1 ..= per i + per - 2 spread among its rounds (one block
+        // fewer, not interleaved, in the first step).
+        regs = compress_one::<K>(regs, &first_block::<K>(header, body));
+        chain = encrypt_run(&k, chain, body, 0, per - 1);
+        done = per - 1;
+        for i in 1..full {
+            // Block i's message is in registers before the step's stores
+            // overwrite its first 13 bytes.
+            // SAFETY: this function enables the kernel's features.
+            let msg = unsafe { K::load_msg(later_block::<K>(body, i)) };
+            let mut run = Run::new(&k, &mut body[16 * done..16 * done + bl], chain);
+            // SAFETY: as above.
+            regs = unsafe { K::rounds(regs, msg, |g| run.slot(g, K::GROUPS)) };
+            chain = run.c;
+            done += per;
+        }
+    }
+    // The rest of the hash input is under one block: copied out, after
+    // which the plaintext blocks may be encrypted while the MAC is
+    // finished.
+    let total = (bl + 13 + plaintext_len) as u64;
+    let tail = if full == 0 {
+        Tail::new::<K>(&[header, &body[..plaintext_len]], total)
+    } else {
+        Tail::new::<K>(&[&body[bl * full - 13..plaintext_len]], total)
+    };
+    let plain_blocks = plaintext_len / 16;
+    chain = encrypt_run(&k, chain, body, 16 * done, plain_blocks - done);
+    finish::<K>(
+        states,
+        regs,
+        &tail,
+        &mut body[plaintext_len..plaintext_len + m],
+    );
+    pad(body, plaintext_len + m);
+    let blocks = body.len() / 16;
+    chain = encrypt_run(&k, chain, body, 16 * plain_blocks, blocks - plain_blocks);
+    store(iv, chain);
+}
+
+#[allow(clippy::too_many_arguments)]
+#[target_feature(enable = "aes,sha,sse2,ssse3,sse4.1")]
+fn etm<K: HashKernel, const N: usize>(
+    keys: &Schedule<N>,
+    states: &HmacStates<K::H>,
+    header: &[u8; 13],
+    iv: &mut [u8; 16],
+    fragment: &mut [u8],
+    iv_len: usize,
+    plaintext_len: usize,
+) where
+    ShaNiCompress: Compress<K::H>,
+{
+    let k = load_keys(keys);
+    let m = K::H::OUTPUT_LEN;
+    let bl = K::BLOCK;
+    let per = bl / 16;
+    let end = fragment.len() - m;
+    pad(&mut fragment[iv_len..end], plaintext_len);
+    let blocks = (end - iv_len) / 16;
+    // Full hash blocks of `header || IV || ciphertext`.
+    let full = (13 + end) / bl;
+    // SAFETY: this function enables the kernel's features.
+    let mut regs = unsafe { K::load_state(&states.inner) };
+    let mut chain = load(iv);
+    // Step s encrypts blocks per s ..= per s + per - 1 with hash block
+    // s - ETM_LAG (whose bytes were all written by earlier steps) spread
+    // among them.
+    let steps = blocks / per;
+    let mut hashed = 0;
+    for s in 0..steps {
+        let at = iv_len + bl * s;
+        if s >= ETM_LAG && s - ETM_LAG < full {
+            let h = s - ETM_LAG;
+            // SAFETY: this function enables the kernel's features.
+            let msg = unsafe {
+                if h == 0 {
+                    K::load_msg(&first_block::<K>(header, fragment))
+                } else {
+                    K::load_msg(later_block::<K>(fragment, h))
+                }
+            };
+            let mut run = Run::new(&k, &mut fragment[at..at + bl], chain);
+            // SAFETY: as above.
+            regs = unsafe { K::rounds(regs, msg, |g| run.slot(g, K::GROUPS)) };
+            chain = run.c;
+            hashed = h + 1;
+        } else {
+            chain = encrypt_run(&k, chain, fragment, at, per);
+        }
+    }
+    chain = encrypt_run(
+        &k,
+        chain,
+        fragment,
+        iv_len + bl * steps,
+        blocks - per * steps,
+    );
+    store(iv, chain);
+    while hashed < full {
+        regs = if hashed == 0 {
+            compress_one::<K>(regs, &first_block::<K>(header, fragment))
+        } else {
+            compress_one::<K>(regs, later_block::<K>(fragment, hashed))
+        };
+        hashed += 1;
+    }
+    let (authenticated, tag) = fragment.split_at_mut(end);
+    let total = (bl + 13 + end) as u64;
+    let tail = if full == 0 {
+        Tail::new::<K>(&[header, authenticated], total)
+    } else {
+        Tail::new::<K>(&[&authenticated[bl * full - 13..]], total)
+    };
+    finish::<K>(states, regs, &tail, tag);
+}
+
+/// Hash blocks of the open's prefix trail the decryption by this many
+/// bytes, so that their (misaligned) loads find the plaintext stored.
+const OPEN_LAG: usize = 64;
+
+impl DecryptAbsorb<Sha1> for ShaNiCompress {
+    fn decrypt_absorb(
+        &self,
+        aes: &AesKey,
+        iv: &[u8; 16],
+        region: &mut [u8],
+        engine: &mut Engine<Sha1>,
+        header: &[u8; 13],
+        hash_len: usize,
+    ) {
+        decrypt_absorb::<Sha1Ni>(self, aes, iv, region, engine, header, hash_len);
+    }
+}
+
+impl DecryptAbsorb<Sha256> for ShaNiCompress {
+    fn decrypt_absorb(
+        &self,
+        aes: &AesKey,
+        iv: &[u8; 16],
+        region: &mut [u8],
+        engine: &mut Engine<Sha256>,
+        header: &[u8; 13],
+        hash_len: usize,
+    ) {
+        decrypt_absorb::<Sha256Ni>(self, aes, iv, region, engine, header, hash_len);
+    }
+}
+
+impl DecryptAbsorb<Sha384> for ShaNiCompress {
+    fn decrypt_absorb(
+        &self,
+        aes: &AesKey,
+        iv: &[u8; 16],
+        region: &mut [u8],
+        engine: &mut Engine<Sha384>,
+        header: &[u8; 13],
+        hash_len: usize,
+    ) {
+        decrypt_absorb::<Sha384Scalar>(self, aes, iv, region, engine, header, hash_len);
+    }
+}
+
+/// The fused open prefix: CBC decryption (eight blocks at a time on
+/// AES-NI, sixteen on VAES-512) with the SHA-NI compression of the blocks
+/// just decrypted, while they are in L1 and with the two kinds of work
+/// overlapping in the core (decryption is throughput-bound on the AES
+/// units, the hash latency-bound on its own chain).
+fn decrypt_absorb<K: HashKernel>(
+    c: &ShaNiCompress,
+    aes: &AesKey,
+    iv: &[u8; 16],
+    region: &mut [u8],
+    engine: &mut Engine<K::H>,
+    header: &[u8; 13],
+    hash_len: usize,
+) where
+    ShaNiCompress: Compress<K::H>,
+{
+    debug_assert!(engine.buffered == 0 && hash_len <= region.len());
+    let regs = match aes {
+        AesKey::Vaes512(v) => match &v.key {
+            // SAFETY: the key's VAES token proves AVX-512 F/BW/VL, VAES and
+            // AES-NI; `c`'s token proves SHA-NI, SSSE3 and SSE4.1.
+            AesNiKey::Aes128(s, _) => unsafe {
+                fused_vaes::<K, 11>(&s.dec, iv, region, &engine.state, header, hash_len)
+            },
+            // SAFETY: as above.
+            AesNiKey::Aes256(s, _) => unsafe {
+                fused_vaes::<K, 15>(&s.dec, iv, region, &engine.state, header, hash_len)
+            },
+        },
+        AesKey::AesNi(key) => match key {
+            // SAFETY: the key's token proves AES-NI; `c`'s token SHA-NI,
+            // SSSE3 and SSE4.1.
+            AesNiKey::Aes128(s, _) => unsafe {
+                fused::<K, 11>(&s.dec, iv, region, &engine.state, header, hash_len)
+            },
+            // SAFETY: as above.
+            AesNiKey::Aes256(s, _) => unsafe {
+                fused::<K, 15>(&s.dec, iv, region, &engine.state, header, hash_len)
+            },
+        },
+        AesKey::Portable(_) => {
+            let mut chain = *iv;
+            let (blocks, _) = region.as_chunks_mut::<16>();
+            aes.decrypt_cbc(&mut chain, blocks);
+            engine.update(c, header);
+            engine.update(c, &region[..hash_len]);
+            return;
+        }
+    };
+    // The full hash blocks are absorbed; the rest (< 64 bytes) goes to the
+    // engine's buffer.
+    let full = (13 + hash_len) / K::BLOCK;
+    engine.state = regs;
+    engine.total += (K::BLOCK * full) as u64;
+    if full == 0 {
+        engine.update(c, header);
+        engine.update(c, &region[..hash_len]);
+    } else {
+        engine.update(c, &region[K::BLOCK * full - 13..hash_len]);
+    }
+}
+
+/// The loop of the fused open prefix, given a kernel that CBC-decrypts one
+/// chunk of `CHUNK` bytes in place (chaining from and returning the
+/// previous ciphertext block). Returns the state after the full hash
+/// blocks of `header || region[..hash_len]`.
+#[inline]
+#[target_feature(enable = "aes,sha,sse2,ssse3,sse4.1")]
+fn fused_loop<K: HashKernel, const N: usize, const CHUNK: usize>(
+    k: &[__m128i; N],
+    iv: &[u8; 16],
+    region: &mut [u8],
+    state: &<K::H as HashFunction>::State,
+    header: &[u8; 13],
+    hash_len: usize,
+    mut decrypt_chunk: impl FnMut(__m128i, &mut [u8; CHUNK]) -> __m128i,
+) -> <K::H as HashFunction>::State {
+    let full = (13 + hash_len) / K::BLOCK;
+    // SAFETY: this function enables the kernel's features.
+    let mut regs = unsafe { K::load_state(state) };
+    let mut prev = load(iv);
+    let mut hashed = 0;
+    let chunks = region.len() / CHUNK;
+    for i in 0..chunks {
+        let chunk = (&mut region[CHUNK * i..CHUNK * (i + 1)])
+            .try_into()
+            .expect("chunk");
+        prev = decrypt_chunk(prev, chunk);
+        let ready = CHUNK * (i + 1);
+        while hashed < full && K::BLOCK * (hashed + 1) - 13 + OPEN_LAG <= ready {
+            regs = if hashed == 0 {
+                compress_one::<K>(regs, &first_block::<K>(header, region))
+            } else {
+                compress_one::<K>(regs, later_block::<K>(region, hashed))
+            };
+            hashed += 1;
+        }
+    }
+    super::aes::decrypt_run(k, prev, &mut region[CHUNK * chunks..]);
+    while hashed < full {
+        regs = if hashed == 0 {
+            compress_one::<K>(regs, &first_block::<K>(header, region))
+        } else {
+            compress_one::<K>(regs, later_block::<K>(region, hashed))
+        };
+        hashed += 1;
+    }
+    // SAFETY: as above.
+    unsafe { K::store_state(regs) }
+}
+
+#[target_feature(enable = "aes,sha,sse2,ssse3,sse4.1")]
+fn fused<K: HashKernel, const N: usize>(
+    dec: &Schedule<N>,
+    iv: &[u8; 16],
+    region: &mut [u8],
+    state: &<K::H as HashFunction>::State,
+    header: &[u8; 13],
+    hash_len: usize,
+) -> <K::H as HashFunction>::State {
+    let k = load_keys(dec);
+    fused_loop::<K, N, 128>(&k, iv, region, state, header, hash_len, |prev, chunk| {
+        super::aes::decrypt_run(&k, prev, chunk)
+    })
+}
+
+#[target_feature(enable = "avx512f,avx512bw,avx512vl,vaes,aes,sha,sse2,ssse3,sse4.1")]
+fn fused_vaes<K: HashKernel, const N: usize>(
+    dec: &Schedule<N>,
+    iv: &[u8; 16],
+    region: &mut [u8],
+    state: &<K::H as HashFunction>::State,
+    header: &[u8; 13],
+    hash_len: usize,
+) -> <K::H as HashFunction>::State {
+    let k = load_keys(dec);
+    fused_loop::<K, N, 256>(&k, iv, region, state, header, hash_len, |prev, chunk| {
+        super::vaes::decrypt_run(dec, prev, chunk)
+    })
+}

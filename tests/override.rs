@@ -1,0 +1,192 @@
+//! `CBC_HMAC_CPUID_OVERRIDE`: the mask is read once per process, so each
+//! value is tried in a child process (this test binary re-run on one test,
+//! with the variable set). The child checks that `Backend::detect()` is the
+//! backend the mask implies on this CPU (features detected here with
+//! `std::arch`, independently of the library) and seals and opens the
+//! known-answer records of every combination on it.
+
+mod common;
+
+use std::process::Command;
+
+use cbc_hmac::{
+    Backend, Combination, MacOrder, Opener, ProtocolVersion, RecordConfig, RecordKeys, Sealer,
+};
+use common::vectors::for_each_record;
+
+/// Set in the children only.
+const CHILD: &str = "CBC_HMAC_OVERRIDE_TEST_CHILD";
+const VAR: &str = "CBC_HMAC_CPUID_OVERRIDE";
+
+/// The backend a mask should select here, from the CPU's features as
+/// `std::arch` sees them.
+fn expected_backend(mask: u32) -> Backend {
+    #[cfg(target_arch = "x86_64")]
+    {
+        let aes = std::arch::is_x86_feature_detected!("aes")
+            && std::arch::is_x86_feature_detected!("ssse3")
+            && std::arch::is_x86_feature_detected!("sse4.1");
+        let sha = std::arch::is_x86_feature_detected!("sha")
+            && std::arch::is_x86_feature_detected!("ssse3")
+            && std::arch::is_x86_feature_detected!("sse4.1");
+        let vaes = std::arch::is_x86_feature_detected!("avx512f")
+            && std::arch::is_x86_feature_detected!("avx512bw")
+            && std::arch::is_x86_feature_detected!("avx512vl")
+            && std::arch::is_x86_feature_detected!("vaes");
+        let allow = |bit: u32| mask == 0 || mask & bit != 0;
+        let aes = aes && allow(0x2);
+        let sha = sha && allow(0x8);
+        let vaes = vaes && allow(0x10);
+        if aes && sha && vaes {
+            Backend::Vaes512ShaNi
+        } else if aes && sha {
+            Backend::AesNiShaNi
+        } else if aes {
+            Backend::AesNi
+        } else {
+            Backend::Portable
+        }
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        let _ = mask;
+        Backend::Portable
+    }
+}
+
+/// Seals and opens every known-answer record on `backend`.
+fn check_vectors(backend: Backend) -> usize {
+    let mut seen = std::collections::HashSet::new();
+    let count = for_each_record("tls-records.txt", |r| {
+        let location = r.location();
+        let combination: Combination = r.take_str("Combination").parse().unwrap();
+        let version = match r.take_str("Version").as_str() {
+            "TLS1.0" => ProtocolVersion::Tls10,
+            "TLS1.1" => ProtocolVersion::Tls11,
+            "TLS1.2" => ProtocolVersion::Tls12,
+            "DTLS1.0" => ProtocolVersion::Dtls10,
+            "DTLS1.2" => ProtocolVersion::Dtls12,
+            other => panic!("{location}: unknown Version {other:?}"),
+        };
+        let order = match r.take_str("MacOrder").as_str() {
+            "MacThenEncrypt" => MacOrder::MacThenEncrypt,
+            "EncryptThenMac" => MacOrder::EncryptThenMac,
+            other => panic!("{location}: unknown MacOrder {other:?}"),
+        };
+        let enc_key = r.take_hex("EncKey");
+        let mac_key = r.take_hex("MacKey");
+        let iv = r.take_hex("IV");
+        let seq = r.take_u64("Seq");
+        let content_type = r.take_usize("ContentType") as u8;
+        let plaintext = r.take_hex("Plaintext");
+        let fragment = r.take_hex("Fragment");
+        seen.insert(combination);
+
+        let config = RecordConfig::new(combination, version, order);
+        let tls10 = version == ProtocolVersion::Tls10;
+        let keys = RecordKeys {
+            enc_key: &enc_key,
+            mac_key: &mac_key,
+            iv: tls10.then_some(&iv[..]),
+        };
+        let mut sealer = Sealer::with_backend(config, keys, backend).unwrap();
+        let mut opener = Opener::with_backend(config, keys, backend).unwrap();
+        assert_eq!(sealer.backend(), backend);
+        let len = plaintext.len();
+        let offset = sealer.payload_offset();
+        let mut buf = vec![0u8; sealer.sealed_len(len)];
+        buf[offset..offset + len].copy_from_slice(&plaintext);
+        let n = if tls10 {
+            sealer.seal_in_place(seq, content_type, &mut buf, len)
+        } else {
+            sealer.seal_in_place_with_iv(seq, content_type, &mut buf, len, &iv)
+        }
+        .unwrap();
+        assert_eq!(&buf[..n], &fragment[..], "{location}: seal on {backend}");
+        let mut copy = fragment.clone();
+        let opened = opener.open_in_place(seq, content_type, &mut copy).unwrap();
+        assert_eq!(opened, &plaintext[..], "{location}: open on {backend}");
+    });
+    assert_eq!(
+        seen.len(),
+        Combination::ALL.len(),
+        "every combination has vectors"
+    );
+    count
+}
+
+/// The child: runs only with `CBC_HMAC_OVERRIDE_TEST_CHILD=1` (set by
+/// `masks_select_backends`); in a plain test run it has nothing to check.
+#[test]
+fn override_child() {
+    if std::env::var_os(CHILD).is_none() {
+        eprintln!("override_child: runs as a child of masks_select_backends");
+        return;
+    }
+    let value = std::env::var(VAR).expect("the parent sets the override");
+    let detected = Backend::detect();
+    let parsed = cbc_hmac::cpu_override();
+    eprintln!("override {value:?}: parsed {parsed:?}, detected backend {detected}");
+    match u32::from_str_radix(value.trim_start_matches("0x"), 16) {
+        Ok(mask) => {
+            assert_eq!(parsed, Ok(Some(mask)));
+            assert_eq!(detected, expected_backend(mask), "mask {value}");
+            for b in Backend::available() {
+                let needed = b.required_features();
+                assert!(
+                    mask == 0 || needed & !mask == 0,
+                    "{b} is available but needs bits {needed:#x} outside {value}"
+                );
+            }
+        }
+        Err(_) => {
+            let err = parsed.expect_err("an unparsable value is an error");
+            assert_eq!(err.value(), value);
+            let message = err.to_string();
+            for bit in ["0x1", "0x2", "0x4", "0x8", "0x10"] {
+                assert!(message.contains(bit), "message lists {bit}: {message}");
+            }
+            assert_eq!(detected, Backend::Portable, "unparsable => portable");
+            assert_eq!(
+                Backend::available().collect::<Vec<_>>(),
+                [Backend::Portable]
+            );
+        }
+    }
+    let n = check_vectors(detected);
+    eprintln!("override {value:?}: {n} known-answer records sealed and opened on {detected}");
+}
+
+#[test]
+fn masks_select_backends() {
+    if std::env::var_os(CHILD).is_some() {
+        return;
+    }
+    let exe = std::env::current_exe().unwrap();
+    for value in ["0x1", "0x2", "0x6", "0xa", "0x1e", "0", "1e", "zz"] {
+        let out = Command::new(&exe)
+            .args([
+                "--exact",
+                "override_child",
+                "--nocapture",
+                "--test-threads=1",
+            ])
+            .env(VAR, value)
+            .env(CHILD, "1")
+            .output()
+            .unwrap();
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        eprintln!("--- child with {VAR}={value}:\n{stderr}");
+        assert!(
+            out.status.success(),
+            "child with {VAR}={value} failed:\n{stdout}\n{stderr}"
+        );
+        // The child really ran the one test (a filter that matched nothing
+        // would also exit successfully).
+        assert!(
+            stdout.contains("1 passed") && stderr.contains("known-answer records"),
+            "child with {VAR}={value} did not run override_child:\n{stdout}"
+        );
+    }
+}
