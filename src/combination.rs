@@ -161,9 +161,7 @@ impl Combination {
     pub const fn mac(self) -> MacAlgorithm {
         match self {
             Combination::Aes128CbcSha1 | Combination::Aes256CbcSha1 => MacAlgorithm::HmacSha1,
-            Combination::Aes128CbcSha256 | Combination::Aes256CbcSha256 => {
-                MacAlgorithm::HmacSha256
-            }
+            Combination::Aes128CbcSha256 | Combination::Aes256CbcSha256 => MacAlgorithm::HmacSha256,
             Combination::Aes256CbcSha384 => MacAlgorithm::HmacSha384,
         }
     }

@@ -125,16 +125,25 @@ impl fmt::Display for Error {
                 write!(f, "invalid tag length {actual}, expected {expected}")
             }
             Error::PlaintextTooLong { len, max } => {
-                write!(f, "plaintext of {len} bytes exceeds the record limit of {max}")
+                write!(
+                    f,
+                    "plaintext of {len} bytes exceeds the record limit of {max}"
+                )
             }
             Error::RecordTooShort { len, min } => {
-                write!(f, "record fragment of {len} bytes is shorter than the minimum {min}")
+                write!(
+                    f,
+                    "record fragment of {len} bytes is shorter than the minimum {min}"
+                )
             }
             Error::RecordNotBlockAligned { len } => {
                 write!(f, "record fragment of {len} bytes is not block-aligned")
             }
             Error::RecordTooLong { len, max } => {
-                write!(f, "record fragment of {len} bytes exceeds the maximum {max}")
+                write!(
+                    f,
+                    "record fragment of {len} bytes exceeds the maximum {max}"
+                )
             }
             Error::UnsupportedVersion {
                 combination,

@@ -36,9 +36,7 @@ fn seal_and_open_do_not_allocate() {
                     let info = measure(|| {
                         for i in 0..CALLS {
                             let len = [0, 16, 255, 1024, 16384][i % 5];
-                            let n = sealer
-                                .seal_in_place(i as u64, 23, &mut buf, len)
-                                .unwrap();
+                            let n = sealer.seal_in_place(i as u64, 23, &mut buf, len).unwrap();
                             let _ = sealer
                                 .seal_in_place_with_iv(i as u64, 23, &mut work, len, &iv)
                                 .is_ok();
@@ -50,9 +48,8 @@ fn seal_and_open_do_not_allocate() {
                             // The failure path must not allocate either.
                             work[..n].copy_from_slice(&buf[..n]);
                             work[n - 1] ^= 1;
-                            failures += opener
-                                .open_in_place(i as u64, 23, &mut work[..n])
-                                .is_err() as usize;
+                            failures += opener.open_in_place(i as u64, 23, &mut work[..n]).is_err()
+                                as usize;
                         }
                     });
                     assert!(opened > 0);
@@ -72,8 +69,8 @@ fn seal_and_open_do_not_allocate() {
 fn primitives_do_not_allocate() {
     for backend in Backend::available() {
         for cipher in Cipher::ALL {
-            let key = AesCbcKey::with_backend(cipher, &vec![7u8; cipher.key_len()], backend)
-                .unwrap();
+            let key =
+                AesCbcKey::with_backend(cipher, &vec![7u8; cipher.key_len()], backend).unwrap();
             let mut data = vec![0u8; 16384];
             let info = measure(|| {
                 for i in 0..CALLS {

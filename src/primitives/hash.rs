@@ -189,7 +189,8 @@ impl<H: HashFunction> Engine<H> {
         self.total += data.len() as u64;
         if self.buffered > 0 {
             let take = (H::BLOCK_LEN - self.buffered).min(data.len());
-            self.buffer.as_mut()[self.buffered..self.buffered + take].copy_from_slice(&data[..take]);
+            self.buffer.as_mut()[self.buffered..self.buffered + take]
+                .copy_from_slice(&data[..take]);
             self.buffered += take;
             data = &data[take..];
             if self.buffered < H::BLOCK_LEN {

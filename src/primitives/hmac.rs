@@ -180,7 +180,11 @@ impl HmacKey {
 
     /// Like [`HmacKey::new`] on a chosen backend; fails with
     /// [`Error::BackendUnavailable`] if it cannot run here.
-    pub fn with_backend(algorithm: MacAlgorithm, key: &[u8], backend: Backend) -> Result<Self, Error> {
+    pub fn with_backend(
+        algorithm: MacAlgorithm,
+        key: &[u8],
+        backend: Backend,
+    ) -> Result<Self, Error> {
         let backend = backend.check()?;
         let compressor = Compressor::new(backend);
         let states = with_compressor!(compressor, |c| match algorithm {

@@ -80,10 +80,12 @@ pub(crate) fn build_keys(
     }
     let iv = match (config.version, keys.iv) {
         (ProtocolVersion::Tls10, Some(iv)) => {
-            Some(<[u8; 16]>::try_from(iv).map_err(|_| Error::InvalidIvLength {
-                expected: 16,
-                actual: iv.len(),
-            })?)
+            Some(
+                <[u8; 16]>::try_from(iv).map_err(|_| Error::InvalidIvLength {
+                    expected: 16,
+                    actual: iv.len(),
+                })?,
+            )
         }
         (ProtocolVersion::Tls10, None) | (_, Some(_)) => {
             return Err(Error::IvMismatch {
