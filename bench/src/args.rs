@@ -1,10 +1,23 @@
 //! Command-line options.
 
+use std::path::PathBuf;
+
 use cbc_hmac::{Backend, Combination};
-use clap::Parser;
+use clap::{Parser, ValueEnum};
 
 /// The largest payload: the TLS record plaintext limit (2^14 bytes).
 pub const MAX_PAYLOAD: usize = cbc_hmac::record::MAX_PLAINTEXT_LEN;
+
+/// The payload of a plain run: a full record, as `gnutls-cli
+/// --benchmark-ciphers` uses.
+pub const DEFAULT_PAYLOAD: usize = 16384;
+
+/// The payload sizes of `--sweep` (and of `--plot` or `--markdown` without
+/// `--payload`): 16 B to 16 KiB.
+pub const SWEEP: [usize; 6] = [16, 64, 256, 1024, 4096, 16384];
+
+/// The most worker threads `--threads` takes.
+pub const MAX_THREADS: usize = 256;
 
 /// Throughput of cbc-hmac's record protection and primitives, in the style
 /// of `gnutls-cli --benchmark-ciphers`.
@@ -30,20 +43,48 @@ Sections, per payload size:
 Keyed objects are built once, outside the timed loop. After each measurement
 the result of its last operation is checked with independent objects on the
 portable backend (sealed records open to the exact plaintext, opens return it,
-tags verify, decrypt(encrypt(x)) == x); a mismatch is an error (exit status 1)."
+tags verify, decrypt(encrypt(x)) == x); a mismatch is an error (exit status 1).
+
+--compare openssl (needs the `openssl` feature: from the workspace root,
+`cargo run --release -p cbc-hmac-bench --features openssl -- --compare openssl`)
+measures OpenSSL's libcrypto in the same process on the same buffers, in
+alternating rounds (cbc-hmac, OpenSSL | OpenSSL, cbc-hmac | ...: the order flips
+every round so that neither always goes first), after checking that the two
+agree (equal records for the same IV, each opens the other's):
+  SHA-1, SHA-256 records   OpenSSL's stitched AES-CBC-HMAC-SHA* EVP ciphers in TLS
+                           record mode (EVP_CTRL_AEAD_TLS1_AAD; MAC, padding and
+                           explicit IV included, driven as libssl drives them)
+  SHA-384 records          EVP AES-CBC plus HMAC over the same record layout
+                           (no stitched cipher exists; its open is variable-time)
+  MACs, ciphers            HMAC_CTX keyed once; EVP AES-CBC keyed once
+ratio = cbc-hmac / OpenSSL throughput (above 1: cbc-hmac is faster); \"per CPU-s\"
+is the same ratio per CPU-second of the measuring thread (Linux), which other
+processes on a busy machine disturb much less than wall time.
+
+--threads N runs N independent workers (own keys, buffers and objects; nothing
+shared on the hot path), alternating rounds on one thread and on N threads, and
+reports the aggregate of the N threads and the scaling efficiency:
+aggregate / (N x one thread)."
 )]
 pub struct Args {
-    /// Payload size in bytes, 1 to 16384; repeat for several sizes, each
-    /// gets a full set of sections.
+    /// Payload size in bytes, 1 to 16384; repeat or separate with commas
+    /// for several sizes, each gets a full set of sections [default: 16384,
+    /// or the --sweep sizes with --plot or --markdown]
     #[arg(
         long = "payload",
         value_name = "N",
-        default_value = "16384",
+        value_delimiter = ',',
         value_parser = parse_payload
     )]
     pub payloads: Vec<usize>,
 
-    /// Wall time of each measurement, in seconds (after a short warm-up).
+    /// Sweep the payload sizes 16, 64, 256, 1024, 4096 and 16384 bytes.
+    #[arg(long, conflicts_with = "payloads")]
+    pub sweep: bool,
+
+    /// Timed wall time of each measurement, in seconds (after a short
+    /// warm-up); with --compare or --threads, for each side, split over the
+    /// rounds.
     #[arg(long, value_name = "S", default_value_t = 1.0, value_parser = parse_seconds)]
     pub seconds: f64,
 
@@ -60,9 +101,64 @@ pub struct Args {
     /// only the algorithms these combinations use.
     #[arg(long = "combination", value_name = "NAME", value_parser = parse_combination)]
     pub combinations: Vec<Combination>,
+
+    /// Measure this implementation too, side by side in alternating rounds,
+    /// and print its figures and the ratio (needs the `openssl` feature).
+    #[arg(long, value_name = "WHAT")]
+    pub compare: Option<CompareWith>,
+
+    /// Independent workers, one per thread; reports their aggregate and the
+    /// scaling efficiency against one thread.
+    #[arg(long, value_name = "N", default_value_t = 1,
+          value_parser = clap::value_parser!(u16).range(1..=MAX_THREADS as i64))]
+    pub threads: u16,
+
+    /// Alternating rounds per measurement with --compare or --threads (the
+    /// order of the phases flips every round; keep it even).
+    #[arg(long, value_name = "R", default_value_t = 4,
+          value_parser = clap::value_parser!(u16).range(1..=1000))]
+    pub rounds: u16,
+
+    /// Draw throughput against payload size (log scale) to this SVG file.
+    #[arg(long, value_name = "FILE.svg")]
+    pub plot: Option<PathBuf>,
+
+    /// Write a results page (machine, headline table at 64 B and 16 KiB,
+    /// link to the --plot file) to this Markdown file.
+    #[arg(long, value_name = "FILE.md")]
+    pub markdown: Option<PathBuf>,
+}
+
+/// What `--compare` measures against.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum CompareWith {
+    /// OpenSSL's libcrypto, linked into this process.
+    Openssl,
 }
 
 impl Args {
+    /// The payload sizes to measure, in the order given.
+    pub fn payload_sizes(&self) -> Vec<usize> {
+        if !self.payloads.is_empty() {
+            let mut sizes = Vec::new();
+            for &p in &self.payloads {
+                if !sizes.contains(&p) {
+                    sizes.push(p);
+                }
+            }
+            sizes
+        } else if self.sweep || self.plot.is_some() || self.markdown.is_some() {
+            SWEEP.to_vec()
+        } else {
+            vec![DEFAULT_PAYLOAD]
+        }
+    }
+
+    /// The number of worker threads.
+    pub fn thread_count(&self) -> usize {
+        usize::from(self.threads)
+    }
+
     /// The combinations to measure, in [`Combination::ALL`] order, without
     /// duplicates.
     pub fn selected_combinations(&self) -> Vec<Combination> {
@@ -99,6 +195,7 @@ fn list(backends: impl Iterator<Item = Backend>) -> String {
 
 fn parse_payload(s: &str) -> Result<usize, String> {
     let n: usize = s
+        .trim()
         .parse()
         .map_err(|_| format!("\"{s}\" is not a byte count"))?;
     if (1..=MAX_PAYLOAD).contains(&n) {
@@ -133,6 +230,10 @@ mod tests {
     use super::*;
     use clap::CommandFactory;
 
+    fn parse(argv: &[&str]) -> Args {
+        Args::try_parse_from(std::iter::once("cbc-hmac-bench").chain(argv.iter().copied())).unwrap()
+    }
+
     #[test]
     fn command_is_well_formed() {
         Args::command().debug_assert();
@@ -140,31 +241,34 @@ mod tests {
 
     #[test]
     fn defaults() {
-        let args = Args::try_parse_from(["cbc-hmac-bench"]).unwrap();
-        assert_eq!(args.payloads, [16384]);
+        let args = parse(&[]);
+        assert_eq!(args.payload_sizes(), [16384]);
         assert_eq!(args.seconds, 1.0);
         assert!(!args.json);
+        assert_eq!(args.compare, None);
+        assert_eq!(args.thread_count(), 1);
+        assert_eq!(args.rounds, 4);
         assert_eq!(args.selected_combinations(), Combination::ALL);
         assert_eq!(args.resolve_backend(), Ok(Backend::detect()));
     }
 
     #[test]
     fn filters_and_repeats() {
-        let args = Args::try_parse_from([
-            "cbc-hmac-bench",
+        let args = parse(&[
             "--payload",
             "16",
             "--payload",
-            "1000",
+            "1000,64",
+            "--payload",
+            "16",
             "--combination",
             "AES256-SHA",
             "--combination",
             "TLS_RSA_WITH_AES_128_CBC_SHA",
             "--combination",
             "aes-128-cbc-sha1",
-        ])
-        .unwrap();
-        assert_eq!(args.payloads, [16, 1000]);
+        ]);
+        assert_eq!(args.payload_sizes(), [16, 1000, 64]);
         assert_eq!(
             args.selected_combinations(),
             [Combination::Aes128CbcSha1, Combination::Aes256CbcSha1]
@@ -172,18 +276,43 @@ mod tests {
     }
 
     #[test]
+    fn sweep_by_default_when_plotting() {
+        assert_eq!(parse(&["--sweep"]).payload_sizes(), SWEEP);
+        assert_eq!(parse(&["--plot", "x.svg"]).payload_sizes(), SWEEP);
+        assert_eq!(parse(&["--markdown", "x.md"]).payload_sizes(), SWEEP);
+        assert_eq!(
+            parse(&["--plot", "x.svg", "--payload", "64"]).payload_sizes(),
+            [64]
+        );
+    }
+
+    #[test]
+    fn compare_and_threads() {
+        let args = parse(&["--compare", "openssl", "--threads", "2", "--rounds", "6"]);
+        assert_eq!(args.compare, Some(CompareWith::Openssl));
+        assert_eq!(args.thread_count(), 2);
+        assert_eq!(args.rounds, 6);
+    }
+
+    #[test]
     fn rejects_bad_values() {
         for bad in [
             &["--payload", "0"][..],
             &["--payload", "16385"],
+            &["--payload", "16,x"],
             &["--seconds", "0"],
             &["--seconds", "nan"],
             &["--combination", "AES128-GCM-SHA256"],
+            &["--compare", "gnutls"],
+            &["--threads", "0"],
+            &["--threads", "257"],
+            &["--rounds", "0"],
+            &["--sweep", "--payload", "64"],
         ] {
             let argv = std::iter::once("cbc-hmac-bench").chain(bad.iter().copied());
             assert!(Args::try_parse_from(argv).is_err(), "{bad:?}");
         }
-        let args = Args::try_parse_from(["cbc-hmac-bench", "--backend", "nonsense"]).unwrap();
+        let args = parse(&["--backend", "nonsense"]);
         assert!(
             args.resolve_backend()
                 .unwrap_err()

@@ -1,5 +1,8 @@
 //! `cbc-hmac-bench`: throughput of cbc-hmac's record protection and
-//! primitives, in the style of `gnutls-cli --benchmark-ciphers`.
+//! primitives, in the style of `gnutls-cli --benchmark-ciphers`; optionally
+//! side by side with OpenSSL (`--compare openssl`, behind the `openssl`
+//! feature), on several threads (`--threads N`), over a payload sweep
+//! (`--sweep`), drawn (`--plot`) and written up (`--markdown`).
 //!
 //! ```text
 //! Backend: portable
@@ -11,12 +14,18 @@
 //! See `--help` for the options and for what each figure includes.
 
 mod args;
+mod driver;
+mod machine;
+mod markdown;
 mod measure;
 mod output;
+mod plot;
+mod reference;
 mod workload;
 
 use std::fmt;
-use std::io::{self, Write};
+use std::io::{self, IsTerminal, Write};
+use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
 
@@ -24,7 +33,8 @@ use cbc_hmac::Backend;
 use clap::Parser;
 
 use args::Args;
-use output::{Reporter, Row};
+use driver::Plan;
+use output::{Progress, Reporter, Row, RunInfo};
 use workload::{Failure, Job};
 
 fn main() -> ExitCode {
@@ -36,8 +46,28 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    let mut reporter = Reporter::new(io::stdout().lock(), args.json, backend);
-    match run(&args, backend, &mut reporter) {
+    if args.compare.is_some() && !reference::AVAILABLE {
+        eprintln!("cbc-hmac-bench: error: {}", reference::HOW_TO_ENABLE);
+        return ExitCode::from(2);
+    }
+    let info = RunInfo {
+        backend,
+        plan: Plan {
+            threads: args.thread_count(),
+            compare: args.compare.is_some(),
+            rounds: usize::from(args.rounds),
+            target: Duration::from_secs_f64(args.seconds),
+        },
+        openssl_version: args.compare.map(|_| reference::version().to_string()),
+    };
+    let load_before = machine::load_average();
+    let mut rows = Vec::new();
+    let mut reporter = Reporter::new(io::stdout().lock(), args.json, info.clone());
+    let result = run(&args, &info, &mut reporter, &mut rows).and_then(|()| {
+        let load = (load_before, machine::load_average());
+        write_files(&args, &info, &rows, load)
+    });
+    match result {
         Ok(()) => ExitCode::SUCCESS,
         // Output cut short by a reader that went away (`| head`): stop quietly.
         Err(Error::Output(e)) if e.kind() == io::ErrorKind::BrokenPipe => ExitCode::FAILURE,
@@ -51,7 +81,7 @@ fn main() -> ExitCode {
 /// Why the run stopped early.
 #[derive(Debug)]
 enum Error {
-    /// A measurement failed: a library error or a failed check.
+    /// A measurement failed: a library or OpenSSL error, or a failed check.
     Measurement {
         job: Job,
         payload: usize,
@@ -60,6 +90,8 @@ enum Error {
     },
     /// Writing the report failed.
     Output(io::Error),
+    /// Writing the `--plot` or `--markdown` file failed.
+    File { path: PathBuf, message: String },
 }
 
 impl From<io::Error> for Error {
@@ -83,40 +115,108 @@ impl fmt::Display for Error {
                 job.direction()
             ),
             Error::Output(e) => write!(f, "writing the report: {e}"),
+            Error::File { path, message } => write!(f, "writing {}: {message}", path.display()),
         }
     }
 }
 
 /// Every section for every payload size, in order; stops at the first
-/// failure.
-fn run<W: Write>(args: &Args, backend: Backend, out: &mut Reporter<W>) -> Result<(), Error> {
-    let target = Duration::from_secs_f64(args.seconds);
+/// failure. Collects the rows for the plot and the results page.
+fn run<W: Write>(
+    args: &Args,
+    info: &RunInfo,
+    out: &mut Reporter<W>,
+    rows: &mut Vec<Row>,
+) -> Result<(), Error> {
     let sections = Job::sections(&args.selected_combinations());
+    let payloads = args.payload_sizes();
+    let per_payload: usize = sections.iter().map(|(_, jobs)| jobs.len()).sum();
+    let mut progress = Progress::new(payloads.len() * per_payload);
     out.start()?;
-    for &payload in &args.payloads {
+    for &payload in &payloads {
         for (section, jobs) in &sections {
             if jobs.is_empty() {
                 continue;
             }
             out.section(*section, payload)?;
             for &job in jobs {
-                let measurement =
-                    job.run(backend, payload, target)
-                        .map_err(|failure| Error::Measurement {
-                            job,
-                            payload,
-                            backend,
-                            failure,
-                        })?;
-                out.row(&Row {
+                progress.start(&format!(
+                    "{} {}, payload {payload}",
+                    job.name(),
+                    job.direction()
+                ));
+                let outcome = driver::measure(job, info.backend, payload, &info.plan);
+                progress.finish_one();
+                let outcome = outcome.map_err(|failure| Error::Measurement {
+                    job,
+                    payload,
+                    backend: info.backend,
+                    failure,
+                })?;
+                let row = Row {
                     section: *section,
-                    name: &job.name(),
+                    name: job.name(),
                     direction: job.direction(),
                     payload,
-                    measurement,
-                })?;
+                    outcome,
+                    openssl_impl: info.plan.compare.then(|| job.openssl_impl()),
+                };
+                out.row(&row)?;
+                rows.push(row);
             }
         }
     }
     Ok(())
+}
+
+/// Writes the `--plot` and `--markdown` files.
+fn write_files(
+    args: &Args,
+    info: &RunInfo,
+    rows: &[Row],
+    load: (Option<String>, Option<String>),
+) -> Result<(), Error> {
+    let cpu = machine::Cpu::here();
+    let file_error = |path: &PathBuf, message: String| Error::File {
+        path: path.clone(),
+        message,
+    };
+    if let Some(path) = &args.plot {
+        let versus = match &info.openssl_version {
+            Some(v) => format!(" vs {v}"),
+            None => String::new(),
+        };
+        let threads = match info.plan.threads {
+            1 => "1 thread".to_string(),
+            n => format!("{n} threads, aggregate"),
+        };
+        let title = format!(
+            "cbc-hmac ({} backend){versus}: throughput against payload size ({}, {threads})",
+            info.backend, cpu.model
+        );
+        plot::draw(path, rows, &title).map_err(|m| file_error(path, m))?;
+        announce(path);
+    }
+    if let Some(path) = &args.markdown {
+        let argv: Vec<String> = std::env::args().skip(1).collect();
+        let page = markdown::Page {
+            info,
+            cpu: &cpu,
+            args: &argv,
+            load,
+            path,
+            plot: args.plot.as_deref(),
+        };
+        std::fs::write(path, markdown::render(rows, &page))
+            .map_err(|e| file_error(path, e.to_string()))?;
+        announce(path);
+    }
+    Ok(())
+}
+
+/// Names a written file on stderr, when stderr is a terminal.
+fn announce(path: &std::path::Path) {
+    if io::stderr().is_terminal() {
+        eprintln!("Wrote {}", path.display());
+    }
 }

@@ -10,9 +10,51 @@ pub struct Measurement {
     pub ops: u64,
     /// Wall time they took, in seconds.
     pub seconds: f64,
+    /// CPU time the measuring thread got meanwhile, in seconds (Linux:
+    /// `/proc/thread-self/schedstat`; `None` where unknown). Below
+    /// `seconds` when other processes took the CPU.
+    pub cpu_seconds: Option<f64>,
 }
 
 impl Measurement {
+    /// Nothing measured yet: the start of a sum.
+    pub const ZERO: Measurement = Measurement {
+        ops: 0,
+        seconds: 0.0,
+        cpu_seconds: Some(0.0),
+    };
+
+    /// A measurement without CPU time.
+    #[cfg(test)]
+    pub fn wall(ops: u64, seconds: f64) -> Measurement {
+        Measurement {
+            ops,
+            seconds,
+            cpu_seconds: None,
+        }
+    }
+
+    /// `self` followed by `later`, on the same thread: operations and
+    /// seconds add up.
+    pub fn then(self, later: Measurement) -> Measurement {
+        Measurement {
+            ops: self.ops + later.ops,
+            seconds: self.seconds + later.seconds,
+            cpu_seconds: sum(self.cpu_seconds, later.cpu_seconds),
+        }
+    }
+
+    /// `self` and `other` run at the same time on different threads:
+    /// operations add up, the wall time is the longer one (so the aggregate
+    /// rate never overstates what the threads did together).
+    pub fn alongside(self, other: Measurement) -> Measurement {
+        Measurement {
+            ops: self.ops + other.ops,
+            seconds: self.seconds.max(other.seconds),
+            cpu_seconds: sum(self.cpu_seconds, other.cpu_seconds),
+        }
+    }
+
     /// Bytes of payload processed, for `payload` bytes per operation.
     pub fn bytes(&self, payload: usize) -> u64 {
         self.ops * payload as u64
@@ -27,10 +69,35 @@ impl Measurement {
     pub fn ns_per_op(&self) -> f64 {
         self.seconds * 1e9 / self.ops as f64
     }
+
+    /// CPU time over wall time: 1.0 for a thread that had a core to itself
+    /// (N for N such threads together), less on a busy machine.
+    pub fn cpu_per_wall(&self) -> Option<f64> {
+        Some(self.cpu_seconds? / self.seconds)
+    }
+
+    /// Payload bytes per CPU-second (not per wall-second).
+    pub fn bytes_per_cpu_second(&self, payload: usize) -> Option<f64> {
+        Some(self.bytes(payload) as f64 / self.cpu_seconds?)
+    }
+}
+
+fn sum(a: Option<f64>, b: Option<f64>) -> Option<f64> {
+    Some(a? + b?)
+}
+
+/// The CPU time the calling thread has used, in nanoseconds (the first
+/// field of `/proc/thread-self/schedstat`), where Linux provides it.
+fn thread_cpu_ns() -> Option<u64> {
+    let text = std::fs::read_to_string("/proc/thread-self/schedstat").ok()?;
+    text.split_whitespace().next()?.parse().ok()
 }
 
 /// Runs `op` repeatedly for about `target` of wall time after a warm-up of
 /// a tenth of it (at most 200 ms), and counts the operations.
+///
+/// The thread's CPU time is read just before and just after the timed
+/// loop (about 10 us each, untimed by the wall clock's start and end).
 ///
 /// The clock is read once per batch, not per operation, so that reading it
 /// does not weigh on operations of a few hundred nanoseconds; a batch lasts
@@ -39,6 +106,7 @@ pub fn run<E>(target: Duration, mut op: impl FnMut() -> Result<(), E>) -> Result
     let slice = (target / 50).clamp(Duration::from_micros(20), Duration::from_millis(1));
     let batch = warm_up(target / 10, slice, &mut op)?;
 
+    let cpu_start = thread_cpu_ns();
     let start = Instant::now();
     let mut ops = 0u64;
     loop {
@@ -48,9 +116,13 @@ pub fn run<E>(target: Duration, mut op: impl FnMut() -> Result<(), E>) -> Result
         ops += batch;
         let elapsed = start.elapsed();
         if elapsed >= target {
+            let cpu_ns = thread_cpu_ns()
+                .zip(cpu_start)
+                .map(|(end, start)| end.saturating_sub(start));
             return Ok(Measurement {
                 ops,
                 seconds: elapsed.as_secs_f64(),
+                cpu_seconds: cpu_ns.map(|ns| ns as f64 / 1e9),
             });
         }
     }
@@ -101,6 +173,34 @@ mod tests {
         assert!(m.ops > 0 && m.ops < calls, "warm-up calls are not counted");
         assert_eq!(m.bytes(10), m.ops * 10);
         assert!(m.gb_per_s(10) > 0.0 && m.ns_per_op() > 0.0);
+        if cfg!(target_os = "linux") {
+            let share = m.cpu_per_wall().expect("Linux has schedstat");
+            assert!(share > 0.0 && share < 1.5, "{share}");
+        }
+    }
+
+    #[test]
+    fn sums() {
+        let a = Measurement {
+            ops: 10,
+            seconds: 1.0,
+            cpu_seconds: Some(0.5),
+        };
+        let b = Measurement {
+            ops: 30,
+            seconds: 2.0,
+            cpu_seconds: Some(2.0),
+        };
+        let seq = Measurement::ZERO.then(a).then(b);
+        assert_eq!(
+            (seq.ops, seq.seconds, seq.cpu_seconds),
+            (40, 3.0, Some(2.5))
+        );
+        let par = a.alongside(b);
+        assert_eq!((par.ops, par.seconds), (40, 2.0));
+        assert_eq!(par.cpu_per_wall(), Some(1.25));
+        assert_eq!(a.bytes_per_cpu_second(100), Some(2000.0));
+        assert_eq!(a.then(Measurement::wall(1, 1.0)).cpu_seconds, None);
     }
 
     #[test]

@@ -1,10 +1,13 @@
 //! Printing results: readable text in the style of `gnutls-cli
-//! --benchmark-ciphers`, or one JSON object per line.
+//! --benchmark-ciphers`, or one JSON object per line; and the progress line
+//! on a terminal's stderr.
 
-use std::io::{self, Write};
+use std::io::{self, IsTerminal, Write};
+use std::time::Instant;
 
 use cbc_hmac::Backend;
 
+use crate::driver::{Figures, Outcome, Plan};
 use crate::measure::Measurement;
 
 /// The three sections, printed in this order for each payload size.
@@ -38,45 +41,77 @@ impl Section {
 }
 
 /// One finished measurement.
-#[derive(Clone, Copy, Debug)]
-pub struct Row<'a> {
+#[derive(Clone, Debug)]
+pub struct Row {
     /// Its section.
     pub section: Section,
     /// What was measured: `AES-128-CBC-SHA1`, `HMAC-SHA1`, `AES-128-CBC`.
-    pub name: &'a str,
+    pub name: String,
     /// `seal`, `open`, `mac`, `encrypt` or `decrypt`.
-    pub direction: &'a str,
+    pub direction: &'static str,
     /// Payload bytes per operation.
     pub payload: usize,
-    /// The timing.
-    pub measurement: Measurement,
+    /// The figures.
+    pub outcome: Outcome,
+    /// What OpenSSL ran, when comparing.
+    pub openssl_impl: Option<String>,
+}
+
+/// How the run was made, for the headers and the JSON fields.
+#[derive(Clone, Debug)]
+pub struct RunInfo {
+    /// The backend under test.
+    pub backend: Backend,
+    /// The plan of every measurement.
+    pub plan: Plan,
+    /// OpenSSL's version string, when comparing.
+    pub openssl_version: Option<String>,
 }
 
 /// Writes rows to `out` as text or JSON lines.
 pub struct Reporter<W: Write> {
     out: W,
     json: bool,
-    backend: Backend,
+    info: RunInfo,
     in_section: bool,
 }
 
 impl<W: Write> Reporter<W> {
-    /// A reporter for measurements on `backend`.
-    pub fn new(out: W, json: bool, backend: Backend) -> Self {
+    /// A reporter for a run described by `info`.
+    pub fn new(out: W, json: bool, info: RunInfo) -> Self {
         Reporter {
             out,
             json,
-            backend,
+            info,
             in_section: false,
         }
     }
 
-    /// The first line of a text report: the backend.
+    /// The first lines of a text report: the backend, and what threads and
+    /// the comparison mean.
     pub fn start(&mut self) -> io::Result<()> {
         if self.json {
             return Ok(());
         }
-        writeln!(self.out, "Backend: {}", self.backend)?;
+        writeln!(self.out, "Backend: {}", self.info.backend)?;
+        let plan = &self.info.plan;
+        if plan.threads > 1 {
+            writeln!(
+                self.out,
+                "Threads: {n} (independent workers; GB/sec is the aggregate of {n} threads, \
+                 efficiency = aggregate / ({n} x one thread))",
+                n = plan.threads
+            )?;
+        }
+        if let Some(version) = &self.info.openssl_version {
+            writeln!(
+                self.out,
+                "Compared with: {version} (libcrypto in this process, same buffers, {} \
+                 alternating rounds; ratio = cbc-hmac / OpenSSL throughput, per wall-second \
+                 and per CPU-second of the measuring thread)",
+                plan.round_count()
+            )?;
+        }
         self.out.flush()
     }
 
@@ -99,37 +134,150 @@ impl<W: Write> Reporter<W> {
     }
 
     /// One result line.
-    pub fn row(&mut self, row: &Row<'_>) -> io::Result<()> {
-        let m = &row.measurement;
-        if self.json {
-            writeln!(
-                self.out,
-                "{{\"section\":{},\"name\":{},\"direction\":{},\"payload\":{},\"backend\":{},\
-                 \"bytes\":{},\"seconds\":{:.6},\"gb_per_s\":{:.6},\"ops\":{}}}",
-                json_string(row.section.key()),
-                json_string(row.name),
-                json_string(row.direction),
-                row.payload,
-                json_string(self.backend.name()),
-                m.bytes(row.payload),
-                m.seconds,
-                m.gb_per_s(row.payload),
-                m.ops,
-            )?;
+    pub fn row(&mut self, row: &Row) -> io::Result<()> {
+        let line = if self.json {
+            json_line(row, &self.info)
         } else {
-            // The MAC section names the hash alone, as gnutls-cli does.
-            let label = match row.section {
-                Section::Macs => row.name.trim_start_matches("HMAC-").to_string(),
-                _ => format!("{} {}", row.name, row.direction),
-            };
-            writeln!(
-                self.out,
-                "{label:>26} {:>6.2} GB/sec  {:>10.1} ns/op",
-                m.gb_per_s(row.payload),
-                m.ns_per_op(),
-            )?;
-        }
+            text_line(row)
+        };
+        writeln!(self.out, "{line}")?;
         self.out.flush()
+    }
+}
+
+/// The text line of `row`: cbc-hmac's figure first (as `gnutls-cli` prints
+/// it), then OpenSSL's and the ratio, then the thread scaling.
+fn text_line(row: &Row) -> String {
+    // The MAC section names the hash alone, as gnutls-cli does.
+    let label = match row.section {
+        Section::Macs => row.name.trim_start_matches("HMAC-").to_string(),
+        _ => format!("{} {}", row.name, row.direction),
+    };
+    let p = row.payload;
+    let o = &row.outcome;
+    let mut line = format!("{label:>26}");
+    let figure = |f: &Figures| {
+        let m = f.total();
+        if f.many.is_some() {
+            format!(" {:>6.2} GB/sec", m.gb_per_s(p))
+        } else {
+            format!(
+                " {:>6.2} GB/sec  {:>10.1} ns/op",
+                m.gb_per_s(p),
+                m.ns_per_op()
+            )
+        }
+    };
+    line += &figure(&o.ours);
+    if let (Some(theirs), Some(ratio)) = (&o.theirs, o.ratio(p)) {
+        line += "   OpenSSL";
+        line += &figure(theirs);
+        line += &format!("   ratio {ratio:>5.2}");
+        if let Some(r) = o.ratio_per_cpu(p) {
+            line += &format!(" (per CPU-s {r:.2})");
+        }
+    }
+    if let Some((n, _)) = o.ours.many {
+        let pct = |x: Option<f64>| x.map_or("?".to_string(), |e| format!("{:.0}%", e * 100.0));
+        let cores = |m: Measurement| {
+            m.cpu_per_wall()
+                .map_or("?".to_string(), |c| format!("{c:.2}"))
+        };
+        match &o.theirs {
+            None => {
+                let f = &o.ours;
+                line += &format!(
+                    " on {n} threads   1 thread {:>6.2} GB/sec   efficiency {:>4}   \
+                     [CPU/wall {} vs {}; per CPU-second {}]",
+                    f.one.gb_per_s(p),
+                    pct(f.efficiency(p)),
+                    cores(f.total()),
+                    cores(f.one),
+                    pct(f.efficiency_per_cpu(p)),
+                );
+            }
+            Some(theirs) => {
+                line += &format!(
+                    "   1 thread {:.2} / {:.2} GB/sec   efficiency {} / {}   \
+                     [per CPU-second {} / {}]",
+                    o.ours.one.gb_per_s(p),
+                    theirs.one.gb_per_s(p),
+                    pct(o.ours.efficiency(p)),
+                    pct(theirs.efficiency(p)),
+                    pct(o.ours.efficiency_per_cpu(p)),
+                    pct(theirs.efficiency_per_cpu(p)),
+                );
+            }
+        }
+    }
+    line
+}
+
+/// The JSON object of `row`, on one line.
+fn json_line(row: &Row, info: &RunInfo) -> String {
+    let p = row.payload;
+    let o = &row.outcome;
+    let mut fields: Vec<(String, String)> = [
+        ("section", json_string(row.section.key())),
+        ("name", json_string(&row.name)),
+        ("direction", json_string(row.direction)),
+        ("payload", p.to_string()),
+        ("backend", json_string(info.backend.name())),
+        ("threads", info.plan.threads.to_string()),
+    ]
+    .into_iter()
+    .map(|(k, v)| (k.to_string(), v))
+    .collect();
+    let add = |fields: &mut Vec<(String, String)>, prefix: &str, f: &Figures| {
+        let m: Measurement = f.total();
+        let mut put = |key: &str, value: String| fields.push((format!("{prefix}{key}"), value));
+        put("bytes", m.bytes(p).to_string());
+        put("seconds", json_number(m.seconds));
+        put("gb_per_s", json_number(m.gb_per_s(p)));
+        put("ops", m.ops.to_string());
+        if let Some(c) = m.cpu_per_wall() {
+            put("cpu_per_wall", json_number(c));
+        }
+        if let Some(b) = m.bytes_per_cpu_second(p) {
+            put("gb_per_cpu_s", json_number(b / 1e9));
+        }
+        if f.many.is_some() {
+            put("one_thread_gb_per_s", json_number(f.one.gb_per_s(p)));
+            if let Some(c) = f.one.cpu_per_wall() {
+                put("one_thread_cpu_per_wall", json_number(c));
+            }
+            let e = f.efficiency(p).unwrap_or(f64::NAN);
+            put("scaling_efficiency", json_number(e));
+            if let Some(e) = f.efficiency_per_cpu(p) {
+                put("scaling_efficiency_per_cpu", json_number(e));
+            }
+        }
+    };
+    add(&mut fields, "", &o.ours);
+    if let (Some(theirs), Some(ratio)) = (&o.theirs, o.ratio(p)) {
+        let version = info.openssl_version.as_deref().unwrap_or("OpenSSL");
+        fields.push(("openssl_version".into(), json_string(version)));
+        let what = row.openssl_impl.as_deref().unwrap_or("");
+        fields.push(("openssl_impl".into(), json_string(what)));
+        add(&mut fields, "openssl_", theirs);
+        fields.push(("ratio".into(), json_number(ratio)));
+        if let Some(r) = o.ratio_per_cpu(p) {
+            fields.push(("ratio_per_cpu".into(), json_number(r)));
+        }
+    }
+    let body: Vec<String> = fields
+        .into_iter()
+        .map(|(k, v)| format!("{}:{v}", json_string(&k)))
+        .collect();
+    format!("{{{}}}", body.join(","))
+}
+
+/// A JSON number with six decimals, or `null` for NaN and infinities.
+fn json_number(x: f64) -> String {
+    if x.is_finite() {
+        format!("{x:.6}")
+    } else {
+        "null".into()
     }
 }
 
@@ -149,31 +297,128 @@ fn json_string(s: &str) -> String {
     out
 }
 
+/// The progress line on stderr, only when stderr is a terminal: which
+/// measurement runs, how many are done, and about how long is left.
+pub struct Progress {
+    enabled: bool,
+    total: usize,
+    done: usize,
+    started: Instant,
+}
+
+impl Progress {
+    /// Progress over `total` measurements, shown if stderr is a terminal.
+    pub fn new(total: usize) -> Self {
+        Progress {
+            enabled: io::stderr().is_terminal(),
+            total,
+            done: 0,
+            started: Instant::now(),
+        }
+    }
+
+    /// Shows that `what` starts.
+    pub fn start(&mut self, what: &str) {
+        if !self.enabled {
+            return;
+        }
+        let per = self.started.elapsed().as_secs_f64() / self.done.max(1) as f64;
+        let secs = per * (self.total - self.done) as f64;
+        let left = if self.done > 0 && secs >= 1.0 {
+            format!(", about {secs:.0} s left")
+        } else {
+            String::new()
+        };
+        eprint!("\r\x1b[2K[{}/{}] {what}{left}", self.done + 1, self.total);
+        let _ = io::stderr().flush();
+    }
+
+    /// The measurement finished: clears the line (so that a report on the
+    /// same terminal is not mixed with it).
+    pub fn finish_one(&mut self) {
+        self.done += 1;
+        self.clear();
+    }
+
+    /// Clears the progress line.
+    pub fn clear(&self) {
+        if self.enabled {
+            eprint!("\r\x1b[2K");
+            let _ = io::stderr().flush();
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::driver::Plan;
+    use std::time::Duration;
 
-    fn row(section: Section, name: &'static str, direction: &'static str) -> Row<'static> {
+    fn m(ops: u64, seconds: f64) -> Measurement {
+        Measurement::wall(ops, seconds)
+    }
+
+    fn cpu(ops: u64, cpu_seconds: f64) -> Measurement {
+        Measurement {
+            ops,
+            seconds: 1.0,
+            cpu_seconds: Some(cpu_seconds),
+        }
+    }
+
+    fn plan(threads: usize, compare: bool) -> Plan {
+        Plan {
+            threads,
+            compare,
+            rounds: 4,
+            target: Duration::from_secs(1),
+        }
+    }
+
+    fn info(threads: usize, compare: bool) -> RunInfo {
+        RunInfo {
+            backend: Backend::Portable,
+            plan: plan(threads, compare),
+            openssl_version: compare.then(|| "OpenSSL 3.0.0".to_string()),
+        }
+    }
+
+    fn row(section: Section, name: &str, direction: &'static str, outcome: Outcome) -> Row {
         Row {
             section,
-            name,
+            name: name.into(),
             direction,
             payload: 16,
-            measurement: Measurement {
-                ops: 1000,
-                seconds: 0.5,
+            outcome,
+            openssl_impl: outcome.theirs.map(|_| "stitched".to_string()),
+        }
+    }
+
+    fn plain(ops: u64) -> Outcome {
+        Outcome {
+            ours: Figures {
+                one: m(ops, 0.5),
+                many: None,
             },
+            theirs: None,
         }
     }
 
     fn report(json: bool) -> String {
-        let mut r = Reporter::new(Vec::new(), json, Backend::Portable);
+        let mut r = Reporter::new(Vec::new(), json, info(1, false));
         r.start().unwrap();
         r.section(Section::Combinations, 16).unwrap();
-        r.row(&row(Section::Combinations, "AES-128-CBC-SHA1", "seal"))
-            .unwrap();
+        r.row(&row(
+            Section::Combinations,
+            "AES-128-CBC-SHA1",
+            "seal",
+            plain(1000),
+        ))
+        .unwrap();
         r.section(Section::Macs, 16).unwrap();
-        r.row(&row(Section::Macs, "HMAC-SHA1", "mac")).unwrap();
+        r.row(&row(Section::Macs, "HMAC-SHA1", "mac", plain(1000)))
+            .unwrap();
         String::from_utf8(r.out).unwrap()
     }
 
@@ -200,12 +445,50 @@ mod tests {
         assert_eq!(
             report(true),
             "{\"section\":\"combination\",\"name\":\"AES-128-CBC-SHA1\",\"direction\":\"seal\",\
-             \"payload\":16,\"backend\":\"portable\",\"bytes\":16000,\"seconds\":0.500000,\
-             \"gb_per_s\":0.000032,\"ops\":1000}\n\
+             \"payload\":16,\"backend\":\"portable\",\"threads\":1,\"bytes\":16000,\
+             \"seconds\":0.500000,\"gb_per_s\":0.000032,\"ops\":1000}\n\
              {\"section\":\"mac\",\"name\":\"HMAC-SHA1\",\"direction\":\"mac\",\
-             \"payload\":16,\"backend\":\"portable\",\"bytes\":16000,\"seconds\":0.500000,\
-             \"gb_per_s\":0.000032,\"ops\":1000}\n"
+             \"payload\":16,\"backend\":\"portable\",\"threads\":1,\"bytes\":16000,\
+             \"seconds\":0.500000,\"gb_per_s\":0.000032,\"ops\":1000}\n"
         );
         assert_eq!(json_string("a\"b\\c\n"), "\"a\\\"b\\\\c\\u000a\"");
+        assert_eq!(json_number(f64::NAN), "null");
+    }
+
+    #[test]
+    fn comparison_and_threads() {
+        let outcome = Outcome {
+            ours: Figures {
+                one: cpu(1000, 0.5),
+                many: Some((2, cpu(1900, 1.9))),
+            },
+            theirs: Some(Figures {
+                one: m(500, 1.0),
+                many: Some((2, m(1000, 1.0))),
+            }),
+        };
+        let r = row(Section::Combinations, "AES-128-CBC-SHA1", "seal", outcome);
+        let text = text_line(&r);
+        assert!(text.contains("OpenSSL"), "{text}");
+        assert!(text.contains("ratio  1.90   1 thread"), "{text}");
+        assert!(text.contains("efficiency 95% / 100%"), "{text}");
+        assert!(text.contains("[per CPU-second 50% / ?]"), "{text}");
+        let json = json_line(&r, &info(2, true));
+        for field in [
+            "\"threads\":2,",
+            "\"gb_per_s\":0.000030,",
+            "\"one_thread_gb_per_s\":0.000016,",
+            "\"cpu_per_wall\":1.900000,",
+            "\"one_thread_cpu_per_wall\":0.500000,",
+            "\"scaling_efficiency\":0.950000,",
+            "\"scaling_efficiency_per_cpu\":0.500000,",
+            "\"openssl_version\":\"OpenSSL 3.0.0\",",
+            "\"openssl_impl\":\"stitched\",",
+            "\"openssl_gb_per_s\":0.000016,",
+            "\"openssl_scaling_efficiency\":1.000000,",
+            "\"ratio\":1.900000}",
+        ] {
+            assert!(json.contains(field), "{field} not in {json}");
+        }
     }
 }

@@ -1,9 +1,14 @@
 //! What is measured, and how each result is checked.
 //!
-//! Every function builds its keyed objects once, times the operation with
-//! [`measure::run`], and then checks the result of the operation against
-//! independent objects on the [`REFERENCE`] backend, so that a broken code
-//! path is reported instead of timed.
+//! A [`Job`] builds, on the thread that measures it, a [`Bench`]: the keyed
+//! objects of cbc-hmac on the backend under test (and, with `--compare`,
+//! OpenSSL's) plus the buffers both work on. [`Bench::time`] times one
+//! implementation with [`measure::run`] and then checks the result of its
+//! last operation against independent objects on the [`REFERENCE`] backend,
+//! so that a broken code path is reported instead of timed.
+//! [`Bench::agree`] checks, before any timing, that cbc-hmac and OpenSSL
+//! give the same results for the same inputs, so that a comparison never
+//! compares different work.
 
 use std::fmt;
 use std::hint::black_box;
@@ -16,19 +21,23 @@ use cbc_hmac::{
 
 use crate::measure::{self, Measurement};
 use crate::output::Section;
+use crate::reference;
 
 /// The backend the checks run on: the RustCrypto crates, always available.
-const REFERENCE: Backend = Backend::Portable;
+pub const REFERENCE: Backend = Backend::Portable;
 
 /// Record content type: application data.
-const CONTENT_TYPE: u8 = 23;
+pub const CONTENT_TYPE: u8 = 23;
 
 /// Why a measurement has no result.
 #[derive(Debug)]
 pub enum Failure {
-    /// The library returned an error.
+    /// cbc-hmac returned an error.
     Library(cbc_hmac::Error),
-    /// The result of the measured operation was wrong.
+    /// OpenSSL (through `openssl-ref`) returned an error.
+    OpenSsl(String),
+    /// The result of the measured operation was wrong, or the two
+    /// implementations disagree.
     Check(String),
 }
 
@@ -42,6 +51,7 @@ impl fmt::Display for Failure {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Failure::Library(e) => write!(f, "library error: {e}"),
+            Failure::OpenSsl(e) => write!(f, "OpenSSL error: {e}"),
             Failure::Check(msg) => write!(f, "check failed: {msg}"),
         }
     }
@@ -78,16 +88,192 @@ fn record_config(combination: Combination) -> RecordConfig {
     )
 }
 
+/// Which implementation a measurement times.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Side {
+    /// cbc-hmac on the backend under test.
+    Ours,
+    /// OpenSSL's libcrypto (`--compare openssl`).
+    OpenSsl,
+}
+
+impl Side {
+    /// `cbc-hmac` or `OpenSSL`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Side::Ours => "cbc-hmac",
+            Side::OpenSsl => "OpenSSL",
+        }
+    }
+}
+
+/// The keyed objects and buffers of one job on one thread.
+pub trait Bench {
+    /// Checks that cbc-hmac and OpenSSL agree on this job's work (only
+    /// built with `compare`): same outputs for the same inputs, and each
+    /// opens what the other sealed.
+    fn agree(&mut self) -> Result<(), Failure>;
+
+    /// Times `side` for about `target`, then checks the result of its last
+    /// operation (untimed).
+    fn time(&mut self, side: Side, target: Duration) -> Result<Measurement, Failure>;
+}
+
+/// TLS 1.2 MAC-then-encrypt record protection of one combination, both
+/// directions, keyed once: cbc-hmac's [`OurRecords`] or OpenSSL's
+/// [`reference::Records`].
+pub trait RecordImpl {
+    /// Seals the plaintext at the payload offset of `buf` in place (as the
+    /// implementation does per record in real use); returns the record
+    /// length.
+    fn seal_in_place(&mut self, seq: u64, buf: &mut [u8], payload: usize)
+    -> Result<usize, Failure>;
+
+    /// Seals `plaintext` with the explicit IV `iv` (for the checks).
+    fn seal_with_iv(
+        &mut self,
+        seq: u64,
+        iv: &[u8; 16],
+        plaintext: &[u8],
+    ) -> Result<Vec<u8>, Failure>;
+
+    /// Opens `record` in place: the plaintext's start and length in
+    /// `record`, or `None` when the record is rejected (bad MAC or padding).
+    fn open_in_place(
+        &mut self,
+        seq: u64,
+        record: &mut [u8],
+    ) -> Result<Option<(usize, usize)>, Failure>;
+}
+
+/// cbc-hmac's sealer and opener for one combination on one backend.
+pub struct OurRecords {
+    sealer: Sealer,
+    opener: Opener,
+}
+
+impl OurRecords {
+    /// Keys both directions of `combination` on `backend`.
+    pub fn new(combination: Combination, backend: Backend) -> Result<Self, Failure> {
+        let config = record_config(combination);
+        let (enc_key, mac_key) = record_keys(combination);
+        let keys = RecordKeys {
+            enc_key: &enc_key,
+            mac_key: &mac_key,
+            iv: None,
+        };
+        Ok(OurRecords {
+            sealer: Sealer::with_backend(config, keys, backend)?,
+            opener: Opener::with_backend(config, keys, backend)?,
+        })
+    }
+}
+
+impl RecordImpl for OurRecords {
+    #[inline]
+    fn seal_in_place(
+        &mut self,
+        seq: u64,
+        buf: &mut [u8],
+        payload: usize,
+    ) -> Result<usize, Failure> {
+        Ok(self.sealer.seal_in_place(seq, CONTENT_TYPE, buf, payload)?)
+    }
+
+    fn seal_with_iv(
+        &mut self,
+        seq: u64,
+        iv: &[u8; 16],
+        plaintext: &[u8],
+    ) -> Result<Vec<u8>, Failure> {
+        let offset = self.sealer.payload_offset();
+        let mut record = vec![0u8; self.sealer.sealed_len(plaintext.len())];
+        record[offset..offset + plaintext.len()].copy_from_slice(plaintext);
+        let n = self.sealer.seal_in_place_with_iv(
+            seq,
+            CONTENT_TYPE,
+            &mut record,
+            plaintext.len(),
+            iv,
+        )?;
+        record.truncate(n);
+        Ok(record)
+    }
+
+    #[inline]
+    fn open_in_place(
+        &mut self,
+        seq: u64,
+        record: &mut [u8],
+    ) -> Result<Option<(usize, usize)>, Failure> {
+        let base = record.as_ptr() as usize;
+        match self.opener.open_in_place(seq, CONTENT_TYPE, record) {
+            Ok(plaintext) => Ok(Some((plaintext.as_ptr() as usize - base, plaintext.len()))),
+            Err(cbc_hmac::Error::BadRecordMac) => Ok(None),
+            Err(e) => Err(e.into()),
+        }
+    }
+}
+
+/// HMAC keyed once: cbc-hmac's [`HmacKey`] or OpenSSL's [`reference::Mac`].
+pub trait MacImpl {
+    /// The tag of `message` into `out`; returns its length.
+    fn mac(&mut self, message: &[u8], out: &mut [u8; 64]) -> Result<usize, Failure>;
+}
+
+impl MacImpl for HmacKey {
+    #[inline]
+    fn mac(&mut self, message: &[u8], out: &mut [u8; 64]) -> Result<usize, Failure> {
+        Ok(HmacKey::mac(self, message, out)?)
+    }
+}
+
+/// AES-CBC keyed once, in place on whole blocks: cbc-hmac's [`AesCbcKey`]
+/// or OpenSSL's [`reference::Cbc`].
+pub trait CbcImpl {
+    /// Encrypts `data` in place with `iv`.
+    fn encrypt(&mut self, iv: &[u8; 16], data: &mut [u8]) -> Result<(), Failure>;
+    /// Decrypts `data` in place with `iv`.
+    fn decrypt(&mut self, iv: &[u8; 16], data: &mut [u8]) -> Result<(), Failure>;
+
+    /// [`CbcImpl::encrypt`] or [`CbcImpl::decrypt`].
+    fn apply(
+        &mut self,
+        direction: Direction,
+        iv: &[u8; 16],
+        data: &mut [u8],
+    ) -> Result<(), Failure> {
+        match direction {
+            Direction::Encrypt => self.encrypt(iv, data),
+            Direction::Decrypt => self.decrypt(iv, data),
+        }
+    }
+}
+
+impl CbcImpl for AesCbcKey {
+    #[inline]
+    fn encrypt(&mut self, iv: &[u8; 16], data: &mut [u8]) -> Result<(), Failure> {
+        black_box(AesCbcKey::encrypt(self, iv, data)?);
+        Ok(())
+    }
+
+    #[inline]
+    fn decrypt(&mut self, iv: &[u8; 16], data: &mut [u8]) -> Result<(), Failure> {
+        black_box(AesCbcKey::decrypt(self, iv, data)?);
+        Ok(())
+    }
+}
+
 /// One measurement of the report.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Job {
-    /// [`seal`] records of a combination.
+    /// Seal records of a combination ([`SealBench`]).
     Seal(Combination),
-    /// [`open`] records of a combination.
+    /// Open records of a combination ([`OpenBench`]).
     Open(Combination),
-    /// [`mac`] with an algorithm.
+    /// HMAC with an algorithm ([`MacBench`]).
     Mac(MacAlgorithm),
-    /// [`cipher`] in one direction.
+    /// AES-CBC in one direction ([`CipherBench`]).
     Cipher(Cipher, Direction),
 }
 
@@ -135,173 +321,441 @@ impl Job {
         }
     }
 
-    /// Measures for about `target` and checks the result.
-    pub fn run(
+    /// What OpenSSL runs for this job with `--compare openssl`.
+    pub fn openssl_impl(self) -> String {
+        match self {
+            Job::Seal(c) | Job::Open(c) => match c.mac() {
+                MacAlgorithm::HmacSha384 => format!(
+                    "EVP {} + HMAC-SHA384 over the TLS record layout",
+                    c.cipher().name()
+                ),
+                _ => format!(
+                    "stitched {}-HMAC-{} in TLS record mode (EVP_CTRL_AEAD_TLS1_AAD)",
+                    c.cipher().name(),
+                    hash_name(c.mac())
+                ),
+            },
+            Job::Mac(m) => format!("HMAC-{} (HMAC_CTX keyed once)", hash_name(m)),
+            Job::Cipher(c, _) => format!("EVP {} (keyed once)", c.name()),
+        }
+    }
+
+    /// Builds the keyed objects and buffers of this job on the calling
+    /// thread: cbc-hmac's on `backend`, and OpenSSL's when `compare`.
+    pub fn bench(
         self,
         backend: Backend,
         payload: usize,
-        target: Duration,
-    ) -> Result<Measurement, Failure> {
-        match self {
-            Job::Seal(c) => seal(c, backend, payload, target),
-            Job::Open(c) => open(c, backend, payload, target),
-            Job::Mac(m) => mac(m, backend, payload, target),
-            Job::Cipher(c, d) => cipher(c, d, backend, payload, target),
-        }
+        compare: bool,
+    ) -> Result<Box<dyn Bench>, Failure> {
+        Ok(match self {
+            Job::Seal(c) => Box::new(SealBench::new(c, backend, payload, compare)?),
+            Job::Open(c) => Box::new(OpenBench::new(c, backend, payload, compare)?),
+            Job::Mac(m) => Box::new(MacBench::new(m, backend, payload, compare)?),
+            Job::Cipher(c, d) => Box::new(CipherBench::new(c, d, backend, payload, compare)?),
+        })
     }
 }
 
-/// Seals `payload`-byte records in place with increasing sequence numbers.
+/// `SHA1`, `SHA256` or `SHA384`.
+fn hash_name(m: MacAlgorithm) -> &'static str {
+    match m {
+        MacAlgorithm::HmacSha1 => "SHA1",
+        MacAlgorithm::HmacSha256 => "SHA256",
+        MacAlgorithm::HmacSha384 => "SHA384",
+    }
+}
+
+fn theirs<T>(t: &mut Option<T>) -> Result<&mut T, Failure> {
+    t.as_mut()
+        .ok_or_else(|| Failure::Check("OpenSSL was not set up for this run".into()))
+}
+
+/// `opener` (named `who`) must open `record` to exactly `plaintext`.
+fn opens_to(
+    opener: &mut dyn RecordImpl,
+    who: &str,
+    what: &str,
+    seq: u64,
+    record: &[u8],
+    plaintext: &[u8],
+) -> Result<(), Failure> {
+    let mut copy = record.to_vec();
+    match opener.open_in_place(seq, &mut copy)? {
+        Some((start, len)) => check(copy[start..start + len] == *plaintext, || {
+            format!(
+                "{what} opens with {who} to {len} bytes that differ from the {} bytes sealed",
+                plaintext.len()
+            )
+        }),
+        None => Err(Failure::Check(format!("{who} rejects {what}"))),
+    }
+}
+
+/// Seals `payload`-byte records in place with increasing sequence numbers,
+/// both implementations on the same buffer.
 ///
 /// The buffer is sealed over and over without restoring the plaintext (as
 /// `openssl speed` and `gnutls-cli --benchmark-ciphers` do), so after the
 /// timed loop the sealer seals one more record, untimed, from a copy of its
-/// input kept for the check: an independent opener must open that last
-/// record to exactly that input.
-pub fn seal(
-    combination: Combination,
-    backend: Backend,
+/// input kept for the check: independent openers (the portable backend's,
+/// and with `--compare` the other implementation's) must open that record
+/// to exactly that input.
+///
+/// cbc-hmac draws a fresh explicit IV per record from its IV generator;
+/// OpenSSL's stitched cipher is driven as libssl drives it
+/// ([`openssl_ref::StitchedTlsCipher::seal_in_place_libssl`]: the IV block
+/// already in the buffer is encrypted in the chain; libssl's `RAND_bytes`
+/// for it is not timed).
+pub struct SealBench {
     payload: usize,
+    ours: OurRecords,
+    reference: OurRecords,
+    theirs: Option<reference::Records>,
+    buf: Vec<u8>,
+    offset: usize,
+    sealed_len: usize,
+    seq: u64,
+}
+
+impl SealBench {
+    fn new(
+        combination: Combination,
+        backend: Backend,
+        payload: usize,
+        compare: bool,
+    ) -> Result<Self, Failure> {
+        let ours = OurRecords::new(combination, backend)?;
+        let reference = OurRecords::new(combination, REFERENCE)?;
+        let theirs = if compare {
+            let (enc_key, mac_key) = record_keys(combination);
+            Some(reference::Records::new(combination, &enc_key, &mac_key)?)
+        } else {
+            None
+        };
+        let offset = ours.sealer.payload_offset();
+        let sealed_len = ours.sealer.sealed_len(payload);
+        let mut buf = vec![0u8; sealed_len];
+        buf[offset..offset + payload].copy_from_slice(&pattern(payload, 0x33));
+        Ok(SealBench {
+            payload,
+            ours,
+            reference,
+            theirs,
+            buf,
+            offset,
+            sealed_len,
+            seq: 0,
+        })
+    }
+}
+
+/// The timed loop of [`SealBench`], monomorphic in the implementation.
+fn time_seal<R: RecordImpl>(
+    r: &mut R,
+    buf: &mut [u8],
+    payload: usize,
+    seq: &mut u64,
     target: Duration,
 ) -> Result<Measurement, Failure> {
-    let config = record_config(combination);
-    let (enc_key, mac_key) = record_keys(combination);
-    let keys = RecordKeys {
-        enc_key: &enc_key,
-        mac_key: &mac_key,
-        iv: None,
-    };
-    let mut sealer = Sealer::with_backend(config, keys, backend)?;
-    let mut verifier = Opener::with_backend(config, keys, REFERENCE)?;
-
-    let offset = sealer.payload_offset();
-    let sealed_len = sealer.sealed_len(payload);
-    let mut buf = vec![0u8; sealed_len];
-    buf[offset..offset + payload].copy_from_slice(&pattern(payload, 0x33));
-    let mut seq = 0u64;
-    let m = measure::run(target, || {
-        seq += 1;
-        let n = sealer.seal_in_place(black_box(seq), CONTENT_TYPE, &mut buf, payload)?;
+    measure::run(target, || {
+        *seq += 1;
+        let n = r.seal_in_place(black_box(*seq), buf, payload)?;
         black_box(n);
         Ok::<(), Failure>(())
-    })?;
+    })
+}
 
-    seq += 1;
-    let plaintext = buf[offset..offset + payload].to_vec();
-    let n = sealer.seal_in_place(seq, CONTENT_TYPE, &mut buf, payload)?;
-    check(n == sealed_len, || {
-        format!("sealed {n} bytes, sealed_len() says {sealed_len}")
-    })?;
-    let mut record = buf[..n].to_vec();
-    // (Short payloads may match their ciphertext by chance: 1 in 256 for one
-    // byte.)
-    check(
-        payload < 16 || record[offset..offset + payload] != plaintext[..],
-        || "the sealed record carries the plaintext in clear".into(),
-    )?;
-    match verifier.open_in_place(seq, CONTENT_TYPE, &mut record) {
-        Ok(opened) => check(opened == &plaintext[..], || {
+impl Bench for SealBench {
+    fn agree(&mut self) -> Result<(), Failure> {
+        let theirs = theirs(&mut self.theirs)?;
+        let plaintext = pattern(self.payload, 0x5a);
+        let (seq, iv) = (0x1122_3344_5566_7788, [0xa5; 16]);
+        let a = self.ours.seal_with_iv(seq, &iv, &plaintext)?;
+        let b = theirs.seal_with_iv(seq, &iv, &plaintext)?;
+        check(a == b, || {
             format!(
-                "the last sealed record opens to {} bytes that differ from the {payload} \
-                 bytes sealed",
-                opened.len()
+                "for the same IV, cbc-hmac and OpenSSL seal different records ({} and {} bytes)",
+                a.len(),
+                b.len()
             )
-        })?,
-        Err(e) => {
-            return Err(Failure::Check(format!(
-                "the last sealed record does not open with an independent opener: {e}"
-            )));
-        }
+        })?;
+        opens_to(theirs, "OpenSSL", "cbc-hmac's record", seq, &a, &plaintext)?;
+        opens_to(
+            &mut self.ours,
+            "cbc-hmac",
+            "OpenSSL's record",
+            seq,
+            &b,
+            &plaintext,
+        )
     }
-    Ok(m)
+
+    fn time(&mut self, side: Side, target: Duration) -> Result<Measurement, Failure> {
+        let (buf, payload, seq) = (&mut self.buf, self.payload, &mut self.seq);
+        let m = match side {
+            Side::Ours => time_seal(&mut self.ours, buf, payload, seq, target)?,
+            Side::OpenSsl => time_seal(theirs(&mut self.theirs)?, buf, payload, seq, target)?,
+        };
+
+        self.seq += 1;
+        let seq = self.seq;
+        let (offset, payload) = (self.offset, self.payload);
+        let plaintext = self.buf[offset..offset + payload].to_vec();
+        let n = match side {
+            Side::Ours => self.ours.seal_in_place(seq, &mut self.buf, payload)?,
+            Side::OpenSsl => {
+                theirs(&mut self.theirs)?.seal_in_place(seq, &mut self.buf, payload)?
+            }
+        };
+        let sealed_len = self.sealed_len;
+        check(n == sealed_len, || {
+            format!("sealed {n} bytes, sealed_len() says {sealed_len}")
+        })?;
+        let record = self.buf[..n].to_vec();
+        // (Short payloads may match their ciphertext by chance: 1 in 256 for
+        // one byte.)
+        check(
+            payload < 16 || record[offset..offset + payload] != plaintext[..],
+            || "the sealed record carries the plaintext in clear".into(),
+        )?;
+        let what = format!("the last record sealed by {}", side.name());
+        opens_to(
+            &mut self.reference,
+            "an independent opener (portable backend)",
+            &what,
+            seq,
+            &record,
+            &plaintext,
+        )?;
+        match side {
+            Side::Ours => {
+                if let Some(theirs) = self.theirs.as_mut() {
+                    opens_to(theirs, "OpenSSL", &what, seq, &record, &plaintext)?;
+                }
+            }
+            Side::OpenSsl => opens_to(&mut self.ours, "cbc-hmac", &what, seq, &record, &plaintext)?,
+        }
+        Ok(m)
+    }
 }
 
 /// Opens one `payload`-byte record over and over: each operation copies the
 /// sealed record into the work buffer (opening decrypts in place) and opens
-/// it there, so the copy is part of the measured work.
+/// it there, so the copy is part of the measured work. Both implementations
+/// open the same record from the same buffers.
 ///
-/// The record is sealed once by an independent sealer; afterwards the last
-/// open must have returned exactly the plaintext, and a tampered copy must
-/// be rejected.
-pub fn open(
-    combination: Combination,
-    backend: Backend,
-    payload: usize,
+/// The record is sealed once by an independent sealer (portable backend);
+/// after the timed loop the last open must have returned exactly the
+/// plaintext, and a tampered copy must be rejected.
+pub struct OpenBench {
+    ours: OurRecords,
+    theirs: Option<reference::Records>,
+    plaintext: Vec<u8>,
+    sealed: Vec<u8>,
+    work: Vec<u8>,
+    seq: u64,
+}
+
+impl OpenBench {
+    fn new(
+        combination: Combination,
+        backend: Backend,
+        payload: usize,
+        compare: bool,
+    ) -> Result<Self, Failure> {
+        let ours = OurRecords::new(combination, backend)?;
+        let mut reference = OurRecords::new(combination, REFERENCE)?;
+        let theirs = if compare {
+            let (enc_key, mac_key) = record_keys(combination);
+            Some(reference::Records::new(combination, &enc_key, &mac_key)?)
+        } else {
+            None
+        };
+        let plaintext = pattern(payload, 0x44);
+        let seq = 0x0123_4567_89ab_cdef;
+        let sealed = reference.seal_with_iv(seq, &[0x3c; 16], &plaintext)?;
+        let work = vec![0u8; sealed.len()];
+        Ok(OpenBench {
+            ours,
+            theirs,
+            plaintext,
+            sealed,
+            work,
+            seq,
+        })
+    }
+}
+
+/// The timed loop of [`OpenBench`], monomorphic in the implementation;
+/// returns the measurement and where the last open found the plaintext.
+fn time_open<R: RecordImpl>(
+    r: &mut R,
+    sealed: &[u8],
+    work: &mut [u8],
+    seq: u64,
     target: Duration,
-) -> Result<Measurement, Failure> {
-    let config = record_config(combination);
-    let (enc_key, mac_key) = record_keys(combination);
-    let keys = RecordKeys {
-        enc_key: &enc_key,
-        mac_key: &mac_key,
-        iv: None,
-    };
-    let mut sealer = Sealer::with_backend(config, keys, REFERENCE)?;
-    let mut opener = Opener::with_backend(config, keys, backend)?;
-
-    let plaintext = pattern(payload, 0x44);
-    let seq = 0x0123_4567_89ab_cdef;
-    let mut sealed = vec![0u8; sealer.sealed_len(payload)];
-    let n = sealer.seal(seq, CONTENT_TYPE, &plaintext, &mut sealed)?;
-    sealed.truncate(n);
-
-    let mut work = vec![0u8; n];
-    let base = work.as_ptr() as usize;
-    // Where the last open found the plaintext: (start, length) in `work`.
-    let mut last = (0usize, 0usize);
+) -> Result<(Measurement, (usize, usize)), Failure> {
+    let mut last = (0, 0);
     let m = measure::run(target, || {
-        work.copy_from_slice(black_box(&sealed));
-        let opened = opener.open_in_place(seq, CONTENT_TYPE, &mut work)?;
-        last = (opened.as_ptr() as usize - base, opened.len());
+        work.copy_from_slice(black_box(sealed));
+        last = r
+            .open_in_place(seq, work)?
+            .ok_or_else(|| Failure::Check("a valid record was rejected".into()))?;
         Ok::<(), Failure>(())
     })?;
+    Ok((m, last))
+}
 
-    let (start, len) = last;
-    check(work[start..start + len] == plaintext[..], || {
-        format!(
-            "the last open returned {len} bytes at offset {start} that differ from the \
-             {payload} bytes sealed"
+impl Bench for OpenBench {
+    fn agree(&mut self) -> Result<(), Failure> {
+        let theirs = theirs(&mut self.theirs)?;
+        let what = "the record sealed by the portable backend";
+        opens_to(
+            theirs,
+            "OpenSSL",
+            what,
+            self.seq,
+            &self.sealed,
+            &self.plaintext,
+        )?;
+        let seq = self.seq.wrapping_add(1);
+        let record = theirs.seal_with_iv(seq, &[0xc3; 16], &self.plaintext)?;
+        opens_to(
+            &mut self.ours,
+            "cbc-hmac",
+            "OpenSSL's record",
+            seq,
+            &record,
+            &self.plaintext,
         )
-    })?;
-    work.copy_from_slice(&sealed);
-    *work.last_mut().expect("a record is never empty") ^= 1;
-    let tampered = opener.open_in_place(seq, CONTENT_TYPE, &mut work);
-    check(
-        matches!(tampered, Err(cbc_hmac::Error::BadRecordMac)),
-        || format!("a tampered record was not rejected: {tampered:?}"),
-    )?;
-    Ok(m)
+    }
+
+    fn time(&mut self, side: Side, target: Duration) -> Result<Measurement, Failure> {
+        let (sealed, work, seq) = (&self.sealed[..], &mut self.work[..], self.seq);
+        let r: &mut dyn RecordImpl;
+        let (m, (start, len)) = match side {
+            Side::Ours => {
+                let out = time_open(&mut self.ours, sealed, work, seq, target)?;
+                r = &mut self.ours;
+                out
+            }
+            Side::OpenSsl => {
+                let theirs = theirs(&mut self.theirs)?;
+                let out = time_open(theirs, sealed, work, seq, target)?;
+                r = theirs;
+                out
+            }
+        };
+
+        let payload = self.plaintext.len();
+        check(work[start..start + len] == self.plaintext[..], || {
+            format!(
+                "the last open by {} returned {len} bytes at offset {start} that differ from \
+                 the {payload} bytes sealed",
+                side.name()
+            )
+        })?;
+        work.copy_from_slice(sealed);
+        *work.last_mut().expect("a record is never empty") ^= 1;
+        let tampered = r.open_in_place(seq, work)?;
+        check(tampered.is_none(), || {
+            format!("{} did not reject a tampered record", side.name())
+        })?;
+        Ok(m)
+    }
 }
 
 /// HMAC over a `payload`-byte message with a key prepared once; the last tag
 /// must equal HMAC computed from the plain hash function
 /// (`H(K ^ opad || H(K ^ ipad || m))`) on the reference backend.
-pub fn mac(
+pub struct MacBench {
     algorithm: MacAlgorithm,
-    backend: Backend,
-    payload: usize,
+    key_bytes: Vec<u8>,
+    ours: HmacKey,
+    theirs: Option<reference::Mac>,
+    message: Vec<u8>,
+    expected: Vec<u8>,
+}
+
+impl MacBench {
+    fn new(
+        algorithm: MacAlgorithm,
+        backend: Backend,
+        payload: usize,
+        compare: bool,
+    ) -> Result<Self, Failure> {
+        let key_bytes = pattern(algorithm.tls_key_len(), 0x55);
+        let ours = HmacKey::with_backend(algorithm, &key_bytes, backend)?;
+        let theirs = if compare {
+            Some(reference::Mac::new(algorithm, &key_bytes)?)
+        } else {
+            None
+        };
+        let message = pattern(payload, 0x66);
+        let expected = hmac_from_hash(algorithm, &key_bytes, &message)?;
+        Ok(MacBench {
+            algorithm,
+            key_bytes,
+            ours,
+            theirs,
+            message,
+            expected,
+        })
+    }
+}
+
+fn time_mac<M: MacImpl>(
+    m: &mut M,
+    message: &[u8],
     target: Duration,
-) -> Result<Measurement, Failure> {
-    let key_bytes = pattern(algorithm.tls_key_len(), 0x55);
-    let key = HmacKey::with_backend(algorithm, &key_bytes, backend)?;
-    let message = pattern(payload, 0x66);
+) -> Result<(Measurement, [u8; 64], usize), Failure> {
     let mut tag = [0u8; 64];
-    let m = measure::run(target, || {
-        key.mac(black_box(&message), &mut tag)?;
+    let mut len = 0;
+    let measurement = measure::run(target, || {
+        len = m.mac(black_box(message), &mut tag)?;
         black_box(&tag);
         Ok::<(), Failure>(())
     })?;
+    Ok((measurement, tag, len))
+}
 
-    let tag = &tag[..algorithm.output_len()];
-    let expected = hmac_from_hash(algorithm, &key_bytes, &message)?;
-    check(tag == &expected[..], || {
-        format!("the last {algorithm} tag differs from HMAC computed from the hash function")
-    })?;
-    let reference = HmacKey::with_backend(algorithm, &key_bytes, REFERENCE)?;
-    reference
-        .verify(&message, tag)
-        .map_err(|e| Failure::Check(format!("the last {algorithm} tag does not verify: {e}")))?;
-    Ok(m)
+impl Bench for MacBench {
+    fn agree(&mut self) -> Result<(), Failure> {
+        let mut a = [0u8; 64];
+        let mut b = [0u8; 64];
+        let n = MacImpl::mac(&mut self.ours, &self.message, &mut a)?;
+        let k = theirs(&mut self.theirs)?.mac(&self.message, &mut b)?;
+        check(a[..n] == b[..k], || {
+            format!(
+                "cbc-hmac and OpenSSL compute different {} tags",
+                self.algorithm
+            )
+        })
+    }
+
+    fn time(&mut self, side: Side, target: Duration) -> Result<Measurement, Failure> {
+        let (m, tag, len) = match side {
+            Side::Ours => time_mac(&mut self.ours, &self.message, target)?,
+            Side::OpenSsl => time_mac(theirs(&mut self.theirs)?, &self.message, target)?,
+        };
+        let algorithm = self.algorithm;
+        let tag = &tag[..len];
+        check(tag == &self.expected[..], || {
+            format!(
+                "the last {algorithm} tag of {} differs from HMAC computed from the hash function",
+                side.name()
+            )
+        })?;
+        let reference = HmacKey::with_backend(algorithm, &self.key_bytes, REFERENCE)?;
+        reference.verify(&self.message, tag).map_err(|e| {
+            Failure::Check(format!(
+                "the last {algorithm} tag of {} does not verify: {e}",
+                side.name()
+            ))
+        })?;
+        Ok(m)
+    }
 }
 
 /// RFC 2104 from the hash function alone, for a key no longer than a block.
@@ -345,66 +799,117 @@ impl Direction {
             Direction::Decrypt => "decrypt",
         }
     }
+
+    fn inverse(self) -> Direction {
+        match self {
+            Direction::Encrypt => Direction::Decrypt,
+            Direction::Decrypt => Direction::Encrypt,
+        }
+    }
 }
 
 /// AES-CBC over `payload` bytes rounded up to whole blocks, in place, with a
-/// key expanded once and a fixed IV. Like [`seal`], the buffer is
-/// transformed over and over; after the timed loop one more call runs on a
-/// kept copy of its input, and the reference backend's inverse must give
-/// that input back.
-pub fn cipher(
+/// key expanded once and a fixed IV, both implementations on the same
+/// buffer. Like [`SealBench`], the buffer is transformed over and over;
+/// after the timed loop one more call runs on a kept copy of its input, and
+/// the reference backend's inverse must give that input back.
+pub struct CipherBench {
     cipher: Cipher,
     direction: Direction,
-    backend: Backend,
-    payload: usize,
+    ours: AesCbcKey,
+    reference: AesCbcKey,
+    theirs: Option<reference::Cbc>,
+    buf: Vec<u8>,
+    iv: [u8; 16],
+}
+
+impl CipherBench {
+    fn new(
+        cipher: Cipher,
+        direction: Direction,
+        backend: Backend,
+        payload: usize,
+        compare: bool,
+    ) -> Result<Self, Failure> {
+        let key_bytes = pattern(cipher.key_len(), 0x77);
+        let theirs = if compare {
+            Some(reference::Cbc::new(&key_bytes)?)
+        } else {
+            None
+        };
+        Ok(CipherBench {
+            cipher,
+            direction,
+            ours: AesCbcKey::with_backend(cipher, &key_bytes, backend)?,
+            reference: AesCbcKey::with_backend(cipher, &key_bytes, REFERENCE)?,
+            theirs,
+            buf: pattern(payload.next_multiple_of(cipher.block_len()), 0x88),
+            // A fixed IV. (Chaining each call's returned IV into the next
+            // would make a one-block buffer a fixed point: E(c ^ c) = E(0).)
+            iv: [0x99; 16],
+        })
+    }
+}
+
+fn time_cbc<C: CbcImpl>(
+    c: &mut C,
+    direction: Direction,
+    iv: &[u8; 16],
+    buf: &mut [u8],
     target: Duration,
 ) -> Result<Measurement, Failure> {
-    let key_bytes = pattern(cipher.key_len(), 0x77);
-    let key = AesCbcKey::with_backend(cipher, &key_bytes, backend)?;
-    let reference = AesCbcKey::with_backend(cipher, &key_bytes, REFERENCE)?;
-    let len = payload.next_multiple_of(cipher.block_len());
-    let mut buf = pattern(len, 0x88);
-    // A fixed IV. (Chaining each call's returned IV into the next would
-    // make a one-block buffer a fixed point: E(c ^ c) = E(0).)
-    let iv = [0x99u8; 16];
+    match direction {
+        Direction::Encrypt => measure::run(target, || c.encrypt(black_box(iv), buf)),
+        Direction::Decrypt => measure::run(target, || c.decrypt(black_box(iv), buf)),
+    }
+}
 
-    let m = match direction {
-        Direction::Encrypt => measure::run(target, || {
-            black_box(key.encrypt(black_box(&iv), &mut buf)?);
-            Ok::<(), Failure>(())
-        })?,
-        Direction::Decrypt => measure::run(target, || {
-            black_box(key.decrypt(black_box(&iv), &mut buf)?);
-            Ok::<(), Failure>(())
-        })?,
-    };
+impl Bench for CipherBench {
+    fn agree(&mut self) -> Result<(), Failure> {
+        let mut a = self.buf.clone();
+        let mut b = self.buf.clone();
+        self.ours.apply(self.direction, &self.iv, &mut a)?;
+        theirs(&mut self.theirs)?.apply(self.direction, &self.iv, &mut b)?;
+        check(a == b, || {
+            format!(
+                "cbc-hmac and OpenSSL {} to different results with {}",
+                self.direction.name(),
+                self.cipher
+            )
+        })
+    }
 
-    let input = buf.clone();
-    let mut output = buf;
-    let back = match direction {
-        Direction::Encrypt => {
-            key.encrypt(&iv, &mut output)?;
-            let mut back = output.clone();
-            reference.decrypt(&iv, &mut back)?;
-            back
+    fn time(&mut self, side: Side, target: Duration) -> Result<Measurement, Failure> {
+        let (direction, iv) = (self.direction, self.iv);
+        let m = match side {
+            Side::Ours => time_cbc(&mut self.ours, direction, &iv, &mut self.buf, target)?,
+            Side::OpenSsl => time_cbc(
+                theirs(&mut self.theirs)?,
+                direction,
+                &iv,
+                &mut self.buf,
+                target,
+            )?,
+        };
+
+        let input = self.buf.clone();
+        let mut output = input.clone();
+        match side {
+            Side::Ours => self.ours.apply(direction, &iv, &mut output)?,
+            Side::OpenSsl => theirs(&mut self.theirs)?.apply(direction, &iv, &mut output)?,
         }
-        Direction::Decrypt => {
-            key.decrypt(&iv, &mut output)?;
-            let mut back = output.clone();
-            reference.encrypt(&iv, &mut back)?;
-            back
-        }
-    };
-    check(output != input, || {
-        format!("{cipher} {} left the data unchanged", direction.name())
-    })?;
-    check(back == input, || {
-        format!(
-            "{cipher} {}: the reference inverse does not give the input back",
-            direction.name()
-        )
-    })?;
-    Ok(m)
+        let mut back = output.clone();
+        self.reference.apply(direction.inverse(), &iv, &mut back)?;
+        let (cipher, dir, who) = (self.cipher, direction.name(), side.name());
+        check(output != input, || {
+            format!("{cipher} {dir} by {who} left the data unchanged")
+        })?;
+        check(back == input, || {
+            format!("{cipher} {dir} by {who}: the reference inverse does not give the input back")
+        })?;
+        self.buf = output;
+        Ok(m)
+    }
 }
 
 #[cfg(test)]
@@ -422,8 +927,37 @@ mod tests {
             for payload in [1, 16, 1000, 16384] {
                 for (_, jobs) in &sections {
                     for job in jobs {
-                        job.run(backend, payload, SHORT)
+                        let mut bench = job
+                            .bench(backend, payload, false)
                             .unwrap_or_else(|e| panic!("{job:?} {payload}: {e}"));
+                        bench
+                            .time(Side::Ours, SHORT)
+                            .unwrap_or_else(|e| panic!("{job:?} {payload}: {e}"));
+                    }
+                }
+            }
+        }
+    }
+
+    /// With OpenSSL: the two agree, and each side's checks pass.
+    #[cfg(feature = "openssl")]
+    #[test]
+    fn openssl_agrees_and_passes_the_checks() {
+        let sections = Job::sections(&Combination::ALL);
+        let backend = Backend::detect();
+        for payload in [1, 16, 1000, 16384] {
+            for (_, jobs) in &sections {
+                for job in jobs {
+                    let mut bench = job
+                        .bench(backend, payload, true)
+                        .unwrap_or_else(|e| panic!("{job:?} {payload}: {e}"));
+                    bench
+                        .agree()
+                        .unwrap_or_else(|e| panic!("{job:?} {payload}: {e}"));
+                    for side in [Side::Ours, Side::OpenSsl, Side::Ours] {
+                        bench
+                            .time(side, SHORT)
+                            .unwrap_or_else(|e| panic!("{job:?} {payload} {side:?}: {e}"));
                     }
                 }
             }
@@ -440,6 +974,16 @@ mod tests {
             Direction::ALL.map(|d| Job::Cipher(Cipher::Aes256Cbc, d))
         );
         assert_eq!(Job::Mac(MacAlgorithm::HmacSha1).name(), "HMAC-SHA1");
+        assert!(
+            Job::Seal(Combination::Aes128CbcSha1)
+                .openssl_impl()
+                .starts_with("stitched AES-128-CBC-HMAC-SHA1")
+        );
+        assert!(
+            Job::Open(Combination::Aes256CbcSha384)
+                .openssl_impl()
+                .starts_with("EVP AES-256-CBC + HMAC-SHA384")
+        );
     }
 
     #[test]

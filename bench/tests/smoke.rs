@@ -1,6 +1,7 @@
 //! Runs the built `cbc-hmac-bench` binary briefly, so CI exercises every
 //! measurement and its checks.
 
+use std::path::PathBuf;
 use std::process::{Command, Output};
 
 use cbc_hmac::Combination;
@@ -129,9 +130,209 @@ fn bad_options_are_errors() {
         &["--payload", "20000"],
         &["--seconds", "-1"],
         &["--combination", "AES128-GCM-SHA256"],
+        &["--threads", "0"],
+        &["--compare", "boringssl"],
+        &["--sweep", "--payload", "64"],
     ] {
         let out = bench(args);
         assert!(!out.status.success(), "{args:?} was accepted");
         assert!(!out.stderr.is_empty(), "{args:?} gave no message");
+    }
+}
+
+/// A path for an output file of this test run.
+fn temp_path(name: &str) -> PathBuf {
+    PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("{}-{name}", std::process::id()))
+}
+
+#[test]
+fn threads_report_aggregate_and_efficiency() {
+    let text = stdout_of(&[
+        "--threads",
+        "2",
+        "--seconds",
+        "0.05",
+        "--payload",
+        "1024",
+        "--combination",
+        "AES128-SHA",
+    ]);
+    let lines: Vec<&str> = text.lines().collect();
+    assert!(lines[1].starts_with("Threads: 2 "), "{text}");
+    let results: Vec<&str> = lines
+        .iter()
+        .copied()
+        .filter(|l| gb_per_sec(l).is_some())
+        .collect();
+    // seal, open, SHA1, AES-128-CBC encrypt and decrypt.
+    assert_eq!(results.len(), 5, "{text}");
+    for line in results {
+        assert!(line.contains(" on 2 threads "), "{line:?}");
+        let (_, efficiency) = line.split_once("efficiency").expect("an efficiency");
+        let first = efficiency.split_whitespace().next().unwrap();
+        let pct: f64 = first.trim_end_matches('%').parse().unwrap();
+        assert!(pct > 0.0 && pct.is_finite(), "{line:?}");
+        assert!(line.contains("per CPU-second"), "{line:?}");
+    }
+}
+
+#[test]
+fn json_with_several_payloads() {
+    let text = stdout_of(&[
+        "--json",
+        "--seconds",
+        "0.01",
+        "--payload",
+        "16,256",
+        "--payload",
+        "4096",
+        "--combination",
+        "AES128-SHA",
+    ]);
+    let lines: Vec<&str> = text.lines().collect();
+    // Per payload: seal, open, HMAC-SHA1, AES-128-CBC encrypt and decrypt.
+    assert_eq!(lines.len(), 3 * 5, "{text}");
+    for (i, payload) in [16, 256, 4096].into_iter().enumerate() {
+        for line in &lines[i * 5..(i + 1) * 5] {
+            assert!(
+                line.contains(&format!("\"payload\":{payload},")),
+                "{line:?}"
+            );
+            assert!(line.contains("\"threads\":1,"), "{line:?}");
+            assert!(!line.contains("openssl"), "{line:?}");
+        }
+    }
+}
+
+#[test]
+fn plot_is_an_svg_with_labels() {
+    let path = temp_path("throughput.svg");
+    let text = stdout_of(&[
+        "--seconds",
+        "0.01",
+        "--payload",
+        "16,1024",
+        "--combination",
+        "AES128-SHA",
+        "--combination",
+        "AES-256-CBC-SHA384",
+        "--plot",
+        path.to_str().unwrap(),
+    ]);
+    assert!(text.contains("payload size: 1024"), "{text}");
+    let svg = std::fs::read_to_string(&path).expect("the plot was written");
+    std::fs::remove_file(&path).unwrap();
+    assert!(svg.trim_start().starts_with("<svg"), "{}", &svg[..100]);
+    assert!(svg.trim_end().ends_with("</svg>"));
+    for label in [
+        "payload (bytes, log scale)",
+        "throughput (GB/s)",
+        "Record seal",
+        "Record open",
+        "HMAC",
+        "AES-CBC",
+        "AES-128-CBC-SHA1",
+        "AES-256-CBC-SHA384",
+        "AES-256-CBC decrypt",
+        "1 KiB",
+        "16 B",
+    ] {
+        assert!(svg.contains(label), "{label:?} not in the SVG");
+    }
+}
+
+#[test]
+fn markdown_results_page() {
+    let md = temp_path("RESULTS.md");
+    let svg = temp_path("plot.svg");
+    stdout_of(&[
+        "--seconds",
+        "0.01",
+        "--payload",
+        "64",
+        "--combination",
+        "AES128-SHA",
+        "--markdown",
+        md.to_str().unwrap(),
+        "--plot",
+        svg.to_str().unwrap(),
+    ]);
+    let text = std::fs::read_to_string(&md).expect("the page was written");
+    std::fs::remove_file(&md).unwrap();
+    std::fs::remove_file(&svg).unwrap();
+    assert!(text.contains("cargo run --release -p cbc-hmac-bench -- --seconds 0.01"));
+    assert!(text.contains("**Backend:**") && text.contains("CPU flags"));
+    assert!(text.contains("| AES-128-CBC-SHA1 | 64 B |"), "{text}");
+    assert!(text.contains("plot.svg)"), "{text}");
+}
+
+#[cfg(not(feature = "openssl"))]
+#[test]
+fn compare_without_the_feature_says_how_to_enable_it() {
+    let out = bench(&["--compare", "openssl", "--seconds", "0.01"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(out.stdout.is_empty());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains(
+            "cargo run --release -p cbc-hmac-bench --features openssl -- --compare openssl"
+        ),
+        "{stderr}"
+    );
+}
+
+#[cfg(feature = "openssl")]
+#[test]
+fn compare_with_openssl() {
+    let args = [
+        "--compare",
+        "openssl",
+        "--seconds",
+        "0.01",
+        "--rounds",
+        "2",
+        "--payload",
+        "64",
+    ];
+    let text = stdout_of(&args);
+    assert!(
+        text.lines()
+            .nth(1)
+            .unwrap()
+            .starts_with("Compared with: OpenSSL"),
+        "{text}"
+    );
+    for c in Combination::ALL {
+        for direction in ["seal", "open"] {
+            let label = format!("{c} {direction} ");
+            let line = text
+                .lines()
+                .find(|l| l.trim_start().starts_with(&label))
+                .unwrap_or_else(|| panic!("no {label:?} in\n{text}"));
+            let (_, theirs) = line.split_once("OpenSSL").expect("OpenSSL's figure");
+            assert!(gb_per_sec(theirs).is_some(), "{line:?}");
+            let (_, after) = line.split_once("ratio").unwrap();
+            let ratio: f64 = after.split_whitespace().next().unwrap().parse().unwrap();
+            assert!(ratio > 0.0 && ratio.is_finite(), "{line:?}");
+        }
+    }
+
+    let json = stdout_of(&[&args[..], &["--json", "--threads", "2"]].concat());
+    let lines: Vec<&str> = json.lines().collect();
+    assert_eq!(lines.len(), 10 + 3 + 4, "{json}");
+    for line in lines {
+        for field in [
+            "\"openssl_version\":\"OpenSSL",
+            "\"openssl_impl\":",
+            "\"openssl_gb_per_s\":",
+            "\"openssl_scaling_efficiency\":",
+            "\"scaling_efficiency\":",
+            "\"ratio\":",
+        ] {
+            assert!(line.contains(field), "{field} missing from {line:?}");
+        }
+        if cfg!(target_os = "linux") {
+            assert!(line.contains("\"ratio_per_cpu\":"), "{line:?}");
+        }
     }
 }

@@ -1,0 +1,87 @@
+//! What the results were measured on: the CPU (from `/proc/cpuinfo`) and
+//! the load average (from `/proc/loadavg`), for the results page.
+
+/// The CPU flags that decide which backend runs (as `/proc/cpuinfo` spells
+/// them).
+pub const FLAGS: [&str; 5] = ["aes", "sha_ni", "avx2", "avx512f", "vaes"];
+
+/// The CPU.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Cpu {
+    /// `model name`, or `unknown`.
+    pub model: String,
+    /// Logical CPUs listed.
+    pub logical_cpus: usize,
+    /// Each of [`FLAGS`] and whether the CPU has it.
+    pub flags: Vec<(&'static str, bool)>,
+}
+
+impl Cpu {
+    /// This machine's CPU (Linux; elsewhere `unknown` with no flags).
+    pub fn here() -> Cpu {
+        Cpu::parse(&std::fs::read_to_string("/proc/cpuinfo").unwrap_or_default())
+    }
+
+    /// Parses the text of `/proc/cpuinfo` (the first processor's model and
+    /// flags).
+    pub fn parse(cpuinfo: &str) -> Cpu {
+        let field = |name: &str| {
+            cpuinfo.lines().find_map(|line| {
+                let (key, value) = line.split_once(':')?;
+                (key.trim() == name).then(|| value.trim().to_string())
+            })
+        };
+        let flags = field("flags").unwrap_or_default();
+        let present: Vec<&str> = flags.split_whitespace().collect();
+        Cpu {
+            model: field("model name").unwrap_or_else(|| "unknown".into()),
+            logical_cpus: cpuinfo
+                .lines()
+                .filter(|l| l.split(':').next().is_some_and(|k| k.trim() == "processor"))
+                .count(),
+            flags: FLAGS.iter().map(|&f| (f, present.contains(&f))).collect(),
+        }
+    }
+
+    /// `aes sha_ni avx2 avx512f vaes` style: the flags present, then the
+    /// absent ones marked.
+    pub fn flag_summary(&self) -> String {
+        if self.flags.iter().all(|&(_, has)| !has) && self.model == "unknown" {
+            return "unknown".into();
+        }
+        self.flags
+            .iter()
+            .map(|&(f, has)| {
+                if has {
+                    f.to_string()
+                } else {
+                    format!("no {f}")
+                }
+            })
+            .collect::<Vec<_>>()
+            .join(", ")
+    }
+}
+
+/// The 1, 5 and 15 minute load averages, as `/proc/loadavg` gives them.
+pub fn load_average() -> Option<String> {
+    let text = std::fs::read_to_string("/proc/loadavg").ok()?;
+    let fields: Vec<&str> = text.split_whitespace().take(3).collect();
+    (fields.len() == 3).then(|| fields.join(" "))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_cpuinfo() {
+        let text = "processor\t: 0\nmodel name\t: AMD EPYC\nflags\t\t: fpu aes avx2 sha_ni \
+                    avx512f\n\nprocessor\t: 1\nmodel name\t: AMD EPYC\nflags\t\t: fpu\n";
+        let cpu = Cpu::parse(text);
+        assert_eq!(cpu.model, "AMD EPYC");
+        assert_eq!(cpu.logical_cpus, 2);
+        assert_eq!(cpu.flag_summary(), "aes, sha_ni, avx2, avx512f, no vaes");
+        assert_eq!(Cpu::parse("").flag_summary(), "unknown");
+    }
+}
