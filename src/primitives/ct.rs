@@ -43,6 +43,29 @@ pub(crate) fn eq(a: usize, b: usize) -> usize {
     is_zero(a ^ b)
 }
 
+/// `a <= b` as a byte mask (`0xff` or `0`), on u8 lanes: the borrow out of
+/// `b - a` by arithmetic, its sign spread by an arithmetic shift (which
+/// vectorises to a compare against zero, not a branch).
+#[inline(always)]
+pub(crate) fn le_u8(a: u8, b: u8) -> u8 {
+    let borrow = b ^ ((b ^ a) | (b.wrapping_sub(a) ^ b));
+    !(((borrow as i8) >> 7) as u8)
+}
+
+/// `a < b` as a byte mask (`0xff` or `0`).
+#[inline(always)]
+pub(crate) fn lt_u8(a: u8, b: u8) -> u8 {
+    let borrow = a ^ ((a ^ b) | (a.wrapping_sub(b) ^ a));
+    ((borrow as i8) >> 7) as u8
+}
+
+/// `a == b` as a byte mask (`0xff` or `0`).
+#[inline(always)]
+pub(crate) fn eq_u8(a: u8, b: u8) -> u8 {
+    let x = a ^ b;
+    (((!x & x.wrapping_sub(1)) as i8) >> 7) as u8
+}
+
 /// `mask ? a : b`.
 #[inline(always)]
 pub(crate) fn select(mask: usize, a: usize, b: usize) -> usize {
@@ -79,5 +102,16 @@ mod tests {
             assert_eq!(is_zero(a), if a == 0 { usize::MAX } else { 0 });
         }
         assert_eq!(barrier(5), 5);
+    }
+
+    #[test]
+    fn byte_masks_agree_with_comparisons() {
+        for a in 0..=255u8 {
+            for b in 0..=255u8 {
+                assert_eq!(le_u8(a, b), if a <= b { 0xff } else { 0 }, "le {a} {b}");
+                assert_eq!(lt_u8(a, b), if a < b { 0xff } else { 0 }, "lt {a} {b}");
+                assert_eq!(eq_u8(a, b), if a == b { 0xff } else { 0 }, "eq {a} {b}");
+            }
+        }
     }
 }

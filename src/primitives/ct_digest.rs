@@ -46,6 +46,11 @@ pub(crate) fn finish_with_secret_len<H: HashFunction, C: Compress<H>>(
     let mut state = engine.state;
     let mut result = H::ZERO_STATE;
 
+    // The length field in place at the end of a block, ORed (under the
+    // last-block mask) into every block in the same pass as the masking.
+    let mut field = H::ZERO_BLOCK;
+    field.as_mut()[block_len - 8..].copy_from_slice(&length_bytes);
+
     let mut block = H::ZERO_BLOCK;
     for i in 0..max_blocks {
         let start = i * block_len; // position of this block in buffer || data
@@ -53,15 +58,20 @@ pub(crate) fn finish_with_secret_len<H: HashFunction, C: Compress<H>>(
         // Public copy: whatever the stream (buffer || data) holds at these
         // positions, as if `len` were maximal; bytes past `data` are zero.
         // Only public lengths choose the ranges.
-        b.fill(0);
         let end = start + block_len;
-        if start < buffered {
-            b[..buffered - start].copy_from_slice(&engine.buffer.as_ref()[start..buffered]);
-        }
-        let from = start.max(buffered);
-        let to = end.min(buffered + data.len());
-        if from < to {
-            b[from - start..to - start].copy_from_slice(&data[from - buffered..to - buffered]);
+        if start >= buffered && end <= buffered + data.len() {
+            // Entirely inside `data`: one copy of a whole block.
+            b.copy_from_slice(&data[start - buffered..end - buffered]);
+        } else {
+            b.fill(0);
+            if start < buffered {
+                b[..buffered - start].copy_from_slice(&engine.buffer.as_ref()[start..buffered]);
+            }
+            let from = start.max(buffered);
+            let to = end.min(buffered + data.len());
+            if from < to {
+                b[from - start..to - start].copy_from_slice(&data[from - buffered..to - buffered]);
+            }
         }
         // Secret: where the message ends inside this block, clamped to
         // [-1, block_len] so that it fits a small lane. `t` is the offset of
@@ -73,14 +83,10 @@ pub(crate) fn finish_with_secret_len<H: HashFunction, C: Compress<H>>(
         let t = ct::select(ct::lt(hi, t), hi, t);
         // Offsets by 256 so every lane value is a small positive u16.
         let t = (t + 256 - BIAS) as u16;
-        mask_block(b, t);
-
-        let is_last = ct::eq(i, last_block);
-        let mask8 = is_last as u8;
-        let field = &mut b[block_len - 8..];
-        for (dst, src) in field.iter_mut().zip(length_bytes) {
-            *dst |= src & mask8;
-        }
+        // Through the barrier: a mask known to be 0 or all ones may become
+        // a branch on the secret last block.
+        let is_last = ct::barrier(ct::eq(i, last_block));
+        mask_block(b, t, field.as_ref(), is_last as u8);
 
         c.compress(&mut state, core::slice::from_ref(&block));
         H::or_masked(&mut result, &state, is_last as u64);
@@ -89,16 +95,19 @@ pub(crate) fn finish_with_secret_len<H: HashFunction, C: Compress<H>>(
 }
 
 /// Keeps the bytes before offset `t - 256`, writes 0x80 at it, zeroes the
-/// rest. `t` is in `[255, 256 + block_len]`. Written on u16 lanes without
-/// branches so the compiler vectorises it.
+/// rest, and ORs in `field & last` (the length field, in the last block
+/// only). `t` is in `[255, 256 + block_len]`. Written on u8 lanes
+/// (`block_len <= 128`) without branches so the compiler vectorises it 16
+/// bytes wide.
 #[inline(always)]
-fn mask_block(block: &mut [u8], t: u16) {
-    for (j, byte) in block.iter_mut().enumerate() {
-        let jj = j as u16 + 256;
-        // jj < t: top bit of the wrapped difference.
-        let keep = 0u16.wrapping_sub(jj.wrapping_sub(t) >> 15) as u8;
-        // jj == t: (jj ^ t) - 1 wraps only when they are equal.
-        let at = 0u16.wrapping_sub((jj ^ t).wrapping_sub(1) >> 15) as u8;
-        *byte = (*byte & keep) | (0x80 & at);
+fn mask_block(block: &mut [u8], t: u16, field: &[u8], last: u8) {
+    debug_assert!(block.len() <= 128 && field.len() == block.len());
+    // Both shifted by one so they are in [0, block_len + 1].
+    let t = (t - 255) as u8;
+    for (j, (byte, &f)) in block.iter_mut().zip(field).enumerate() {
+        let jj = j as u8 + 1;
+        let keep = ct::lt_u8(jj, t);
+        let at = ct::eq_u8(jj, t);
+        *byte = (*byte & keep) | (0x80 & at) | (f & last);
     }
 }

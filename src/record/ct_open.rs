@@ -16,8 +16,10 @@
 //!    decrypted, in one pass ([`DecryptAbsorb`]: the backend may fuse the
 //!    two loops, as the x86-64 SHA-NI kernels do);
 //! 3. [`mac_matches`] compares the received MAC, wherever the secret length
-//!    puts it, by shifting the computed tag into place with a log-step
-//!    barrel shift (no secret index) and comparing under masks;
+//!    puts it, by rotating the computed tag by the secret offset modulo the
+//!    tag length (every rotation read at public offsets, one kept by a
+//!    mask), repeating it along the window and comparing under masks (no
+//!    secret index);
 //! 4. [`open_mac_then_encrypt`] composes them and returns one mask; the
 //!    caller declassifies exactly that.
 //!
@@ -50,26 +52,36 @@ pub(crate) fn check_padding(body: &[u8], mac_len: usize) -> (usize, usize) {
     let fits = ct::ge(len, mac_len + 1 + pad);
     let window = len.min(MAX_PADDING_SPAN);
     let tail = &body[len - window..];
-    let p = pad as u16;
+    // Index in `tail` of the first padding byte, clamped at 0 (a padding
+    // that long does not fit anyway).
+    let too_long = ct::barrier(ct::lt(window - 1, pad));
+    let first = ct::select(too_long, 0, (window - 1).wrapping_sub(pad)) as u8;
+    let p = pad as u8;
     let mut diff = 0u8;
+    // On u8 lanes (`window <= 256`), so that it vectorises 16 bytes wide.
     for (k, &b) in tail.iter().enumerate() {
-        // Distance from the end: 0 for the length byte itself.
-        let i = (window - 1 - k) as u16;
-        // i <= p: the wrapped difference has its top bit clear.
-        let in_pad = ((p.wrapping_sub(i) >> 15) as u8).wrapping_sub(1);
-        diff |= in_pad & (b ^ p as u8);
+        let in_pad = ct::le_u8(first, k as u8);
+        diff |= in_pad & (b ^ p);
     }
     let good = fits & ct::is_zero(diff as usize);
     (good, good & (pad + 1))
 }
 
-/// Size of the shift buffer: at least `MAX_TAG_LEN + MAX_PADDING_SPAN`.
-const SHIFT_LEN: usize = 320;
+/// Size of the comparison buffer: at least `MAX_TAG_LEN + MAX_PADDING_SPAN`.
+const WINDOW_LEN: usize = 320;
 
 /// Whether `body[data_len..data_len + expected.len()]` equals `expected`,
 /// as a mask, for a secret `data_len` with `body.len() - 256 - mac_len <=
 /// data_len <= body.len() - mac_len`. Memory accesses depend only on
 /// `body.len()` and `expected.len()`.
+///
+/// Window position `j` (public) holds MAC byte `j - d` when `d <= j < d +
+/// m`, and `j - d` is `(j - d) mod m`. So the expected tag is rotated by
+/// the secret `r = d mod m` (all `m` rotations are read, at public offsets,
+/// and the one equal to `r` is kept by a mask), repeated with period `m`
+/// along the window (public positions), and compared with the window under
+/// the range mask `[d, d + m)`.
+#[inline(always)]
 pub(crate) fn mac_matches(body: &[u8], data_len: usize, expected: &[u8]) -> usize {
     let m = expected.len();
     let len = body.len();
@@ -80,34 +92,47 @@ pub(crate) fn mac_matches(body: &[u8], data_len: usize, expected: &[u8]) -> usiz
     // Public: enough bits for the largest possible `d`, `window - m`.
     let bits = usize::BITS - (window - m).leading_zeros();
 
-    // Shift the expected tag right by `d`, one bit of `d` at a time, over
-    // the window only, between two buffers (no copies; the two loops
-    // without a branch vectorise).
-    let mut a = [0u8; SHIFT_LEN];
-    let mut b = [0u8; SHIFT_LEN];
-    a[..m].copy_from_slice(expected);
-    let (mut src, mut dst) = (&mut a, &mut b);
-    for bit in 0..bits {
-        let shift = 1usize << bit;
-        // Through the barrier: a mask the compiler knows to be 0 or 0xff
-        // it turns into a branch on the secret bit (it did, choosing
-        // between memcpy and memset).
-        let take = ct::barrier(0usize.wrapping_sub((d >> bit) & 1)) as u8;
-        for j in 0..shift.min(window) {
-            dst[j] = src[j] & !take;
-        }
-        for j in shift..window {
-            dst[j] = (src[j - shift] & take) | (src[j] & !take);
-        }
-        core::mem::swap(&mut src, &mut dst);
+    // Secret: r = d mod m, by conditional subtraction of the public
+    // multiples m * 2^k (no division, whose latency may depend on d).
+    let mut r = d;
+    let mut k = bits;
+    while k > 0 {
+        k -= 1;
+        let mk = m << k;
+        // Through the barrier, or the compiler branches on the comparison.
+        r -= ct::barrier(ct::ge(r, mk)) & mk;
     }
-    let a = src;
+    // rot[i] = expected[(i - r) mod m]: every rotation of the tag (public
+    // reads of `expected` doubled) ORed in under its mask, one set.
+    let mut twice = [0u8; 2 * MAX_TAG_LEN];
+    twice[..m].copy_from_slice(expected);
+    twice[m..2 * m].copy_from_slice(expected);
+    let mut rot = [0u8; MAX_TAG_LEN];
+    // Public bound: `r <= d <= window - m`, so larger rotations never apply.
+    for t in 0..m.min(window - m + 1) {
+        // Through the barrier: a mask the compiler knows to be 0 or 0xff
+        // it may turn into a branch on the secret rotation.
+        let take = ct::barrier(ct::eq(t, r)) as u8;
+        for (o, &x) in rot[..m].iter_mut().zip(&twice[m - t..2 * m - t]) {
+            *o |= x & take;
+        }
+    }
+
+    // The rotated tag repeated along the window: public positions.
+    // Whole copies of `m` bytes (`m` is a constant once inlined, so no
+    // call to memcpy); the last may run past the window into the slack.
+    let mut rep = [0u8; WINDOW_LEN + MAX_TAG_LEN];
+    let mut j = 0;
+    while j < window {
+        rep[j..j + m].copy_from_slice(&rot[..m]);
+        j += m;
+    }
 
     // Compare inside [d, d + m) only.
     let lo = d as u16 + 256;
     let hi = (d + m) as u16 + 256;
     let mut diff = 0u8;
-    for (j, (&x, &y)) in body[start..].iter().zip(a.iter()).enumerate() {
+    for (j, (&x, &y)) in body[start..].iter().zip(rep[..window].iter()).enumerate() {
         let jj = j as u16 + 256;
         let ge_lo = ((jj.wrapping_sub(lo) >> 15) as u8).wrapping_sub(1);
         let lt_hi = 0u8.wrapping_sub((jj.wrapping_sub(hi) >> 15) as u8);
