@@ -9,10 +9,8 @@ mod common;
 
 use std::process::Command;
 
-use cbc_hmac::{
-    Backend, Combination, MacOrder, Opener, ProtocolVersion, RecordConfig, RecordKeys, Sealer,
-};
-use common::vectors::for_each_record;
+use cbc_hmac::{Backend, Combination};
+use common::tls_records::load;
 
 /// Set in the children only.
 const CHILD: &str = "CBC_HMAC_OVERRIDE_TEST_CHILD";
@@ -56,63 +54,20 @@ fn expected_backend(mask: u32) -> Backend {
 
 /// Seals and opens every known-answer record on `backend`.
 fn check_vectors(backend: Backend) -> usize {
+    let vectors = load();
     let mut seen = std::collections::HashSet::new();
-    let count = for_each_record("tls-records.txt", |r| {
-        let location = r.location();
-        let combination: Combination = r.take_str("Combination").parse().unwrap();
-        let version = match r.take_str("Version").as_str() {
-            "TLS1.0" => ProtocolVersion::Tls10,
-            "TLS1.1" => ProtocolVersion::Tls11,
-            "TLS1.2" => ProtocolVersion::Tls12,
-            "DTLS1.0" => ProtocolVersion::Dtls10,
-            "DTLS1.2" => ProtocolVersion::Dtls12,
-            other => panic!("{location}: unknown Version {other:?}"),
-        };
-        let order = match r.take_str("MacOrder").as_str() {
-            "MacThenEncrypt" => MacOrder::MacThenEncrypt,
-            "EncryptThenMac" => MacOrder::EncryptThenMac,
-            other => panic!("{location}: unknown MacOrder {other:?}"),
-        };
-        let enc_key = r.take_hex("EncKey");
-        let mac_key = r.take_hex("MacKey");
-        let iv = r.take_hex("IV");
-        let seq = r.take_u64("Seq");
-        let content_type = r.take_usize("ContentType") as u8;
-        let plaintext = r.take_hex("Plaintext");
-        let fragment = r.take_hex("Fragment");
-        seen.insert(combination);
-
-        let config = RecordConfig::new(combination, version, order);
-        let tls10 = version == ProtocolVersion::Tls10;
-        let keys = RecordKeys {
-            enc_key: &enc_key,
-            mac_key: &mac_key,
-            iv: tls10.then_some(&iv[..]),
-        };
-        let mut sealer = Sealer::with_backend(config, keys, backend).unwrap();
-        let mut opener = Opener::with_backend(config, keys, backend).unwrap();
-        assert_eq!(sealer.backend(), backend);
-        let len = plaintext.len();
-        let offset = sealer.payload_offset();
-        let mut buf = vec![0u8; sealer.sealed_len(len)];
-        buf[offset..offset + len].copy_from_slice(&plaintext);
-        let n = if tls10 {
-            sealer.seal_in_place(seq, content_type, &mut buf, len)
-        } else {
-            sealer.seal_in_place_with_iv(seq, content_type, &mut buf, len, &iv)
-        }
-        .unwrap();
-        assert_eq!(&buf[..n], &fragment[..], "{location}: seal on {backend}");
-        let mut copy = fragment.clone();
-        let opened = opener.open_in_place(seq, content_type, &mut copy).unwrap();
-        assert_eq!(opened, &plaintext[..], "{location}: open on {backend}");
-    });
+    for v in &vectors {
+        assert_eq!(v.sealer(backend).backend(), backend);
+        v.check_seal(backend);
+        v.check_open(backend);
+        seen.insert(v.config.combination);
+    }
     assert_eq!(
         seen.len(),
         Combination::ALL.len(),
         "every combination has vectors"
     );
-    count
+    vectors.len()
 }
 
 /// The child: runs only with `CBC_HMAC_OVERRIDE_TEST_CHILD=1` (set by
