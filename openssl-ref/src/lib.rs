@@ -41,6 +41,7 @@
 //! obvious, variable-time way ([`ComposedTls`]) or however OpenSSL does
 //! ([`StitchedTlsCipher`]). It is for comparing outputs and speed, not for
 //! protecting traffic.
+#![cfg(feature = "ffi")]
 
 mod aes;
 mod composed;
