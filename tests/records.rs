@@ -105,6 +105,11 @@ fn explicit_ivs_are_fresh_and_sent_in_clear() {
         let b = seal(&mut sealer, 0, 23, b"same");
         assert_ne!(a[..16], b[..16], "explicit IVs repeat");
         assert_ne!(a, b);
+        // Across several of the generator's batches, no IV repeats.
+        let ivs: std::collections::HashSet<Vec<u8>> = (0..100)
+            .map(|i| seal(&mut sealer, i, 23, b"x")[..16].to_vec())
+            .collect();
+        assert_eq!(ivs.len(), 100);
         // Two sealers draw independent generator keys.
         let (mut other, _) = pair(config, &keys, Backend::detect());
         assert_ne!(seal(&mut other, 0, 23, b"same")[..16], a[..16]);

@@ -214,6 +214,16 @@ impl AesKey {
         }
     }
 
+    /// Encrypts independent blocks (ECB), in parallel where the backend can.
+    #[inline]
+    pub(crate) fn encrypt_blocks(&self, blocks: &mut [[u8; 16]]) {
+        match self {
+            AesKey::Portable(k) => k.encrypt_blocks(blocks),
+            #[cfg(target_arch = "x86_64")]
+            _ => blocks.iter_mut().for_each(|b| self.encrypt_block(b)),
+        }
+    }
+
     /// The AES-NI key inside, for the stitched kernels.
     #[cfg(target_arch = "x86_64")]
     #[inline]

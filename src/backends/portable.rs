@@ -104,6 +104,17 @@ impl AesKey {
     }
 }
 
+impl AesKey {
+    /// Encrypts independent blocks (ECB), several at a time.
+    pub(crate) fn encrypt_blocks(&self, blocks: &mut [[u8; 16]]) {
+        let b = as_arrays(blocks);
+        match self {
+            AesKey::Aes128(k) => k.encrypt_blocks(b),
+            AesKey::Aes256(k) => k.encrypt_blocks(b),
+        }
+    }
+}
+
 fn as_arrays(blocks: &mut [[u8; 16]]) -> &mut [aes::Block] {
     aes::Block::cast_slice_from_core_mut(blocks)
 }

@@ -6,7 +6,8 @@
 //! operating system once, at construction, and then outputs
 //! `AES-128(generator_key, counter)` for a 128-bit counter: a block cipher
 //! in counter mode under a secret random key, so no system call per record
-//! and no repetition within a sealer's life. The generator key is separate
+//! and no repetition within a sealer's life. IVs are computed eight at a
+//! time (independent blocks encrypt in parallel) and handed out in order. The generator key is separate
 //! from the record key on purpose: encrypting a counter under the record key
 //! would let an attacker who controls plaintext obtain the next IV from an
 //! earlier ciphertext block. A process that forks after building a sealer
@@ -18,9 +19,16 @@ use crate::backends::{AesKey, Backend};
 use crate::combination::Cipher;
 use crate::error::Error;
 
+/// IVs computed per batch: independent blocks encrypt in parallel, so a
+/// batch costs little more than one block.
+const BATCH: usize = 8;
+
 pub(crate) struct IvGenerator {
     key: AesKey,
     counter: u128,
+    /// Precomputed IVs not yet handed out: `batch[next..]`.
+    batch: [[u8; 16]; BATCH],
+    next: usize,
 }
 
 impl IvGenerator {
@@ -30,15 +38,39 @@ impl IvGenerator {
         getrandom::fill(&mut seed).map_err(|_| Error::RandomSource)?;
         let key = AesKey::new(backend, Cipher::Aes128Cbc, &seed);
         seed.zeroize();
-        Ok(IvGenerator { key, counter: 0 })
+        Ok(IvGenerator {
+            key,
+            counter: 0,
+            batch: [[0; 16]; BATCH],
+            next: BATCH,
+        })
     }
 
     /// The next IV.
     #[inline]
     pub(crate) fn next_iv(&mut self) -> [u8; 16] {
-        let mut block = self.counter.to_le_bytes();
-        self.counter = self.counter.wrapping_add(1);
-        self.key.encrypt_block(&mut block);
-        block
+        if self.next == BATCH {
+            self.refill();
+        }
+        let iv = self.batch[self.next];
+        self.next += 1;
+        iv
+    }
+
+    #[cold]
+    fn refill(&mut self) {
+        for block in &mut self.batch {
+            *block = self.counter.to_le_bytes();
+            self.counter = self.counter.wrapping_add(1);
+        }
+        self.key.encrypt_blocks(&mut self.batch);
+        self.next = 0;
+    }
+}
+
+impl Drop for IvGenerator {
+    fn drop(&mut self) {
+        // Unused IVs are as unpredictable as the key: wipe them with it.
+        self.batch.zeroize();
     }
 }
