@@ -39,6 +39,12 @@ use workload::{Failure, Job};
 
 fn main() -> ExitCode {
     let args = Args::parse();
+    // The library falls back to the portable backend on an unparsable
+    // override; a benchmark must not silently measure something else.
+    if let Err(e) = cbc_hmac::cpu_override() {
+        eprintln!("cbc-hmac-bench: error: {e}");
+        return ExitCode::from(2);
+    }
     let backend = match args.resolve_backend() {
         Ok(backend) => backend,
         Err(msg) => {

@@ -124,6 +124,37 @@ fn unknown_backend_is_an_error() {
 }
 
 #[test]
+fn unparsable_override_is_an_error() {
+    let out = Command::new(env!("CARGO_BIN_EXE_cbc-hmac-bench"))
+        .args(["--seconds", "0.01", "--payload", "16"])
+        .env("CBC_HMAC_CPUID_OVERRIDE", "zz")
+        .output()
+        .expect("the benchmark binary runs");
+    assert_eq!(out.status.code(), Some(2));
+    assert!(out.stdout.is_empty());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("\"zz\"") && stderr.contains("0x10"),
+        "{stderr}"
+    );
+    // A valid override selects what it says.
+    let out = Command::new(env!("CARGO_BIN_EXE_cbc-hmac-bench"))
+        .args([
+            "--seconds",
+            "0.01",
+            "--payload",
+            "16",
+            "--combination",
+            "AES-128-CBC-SHA1",
+        ])
+        .env("CBC_HMAC_CPUID_OVERRIDE", "0x1")
+        .output()
+        .expect("the benchmark binary runs");
+    assert!(out.status.success());
+    assert!(String::from_utf8_lossy(&out.stdout).starts_with("Backend: portable"));
+}
+
+#[test]
 fn bad_options_are_errors() {
     for args in [
         &["--payload", "0"][..],
