@@ -6,19 +6,7 @@ mod common;
 
 use cbc_hmac::{AesCbcKey, Backend, Cipher, Error};
 use common::vectors::{Record, for_each_record};
-
-/// Every available backend, printed once per test.
-fn backends() -> Vec<Backend> {
-    let list: Vec<Backend> = Backend::available().collect();
-    let names: Vec<&str> = list.iter().map(|b| b.name()).collect();
-    eprintln!("backends: {}", names.join(", "));
-    assert!(!list.is_empty(), "no backend available");
-    list
-}
-
-fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
-}
+use common::{backends, hex};
 
 fn key_on(cipher: Cipher, key: &[u8], backend: Backend, at: &str) -> AesCbcKey {
     let k = AesCbcKey::with_backend(cipher, key, backend)

@@ -11,19 +11,7 @@ mod common;
 
 use cbc_hmac::{Backend, Error, MacAlgorithm, digest_with_backend};
 use common::vectors::for_each_record;
-
-/// Every available backend, printed once per test.
-fn backends() -> Vec<Backend> {
-    let list: Vec<Backend> = Backend::available().collect();
-    let names: Vec<&str> = list.iter().map(|b| b.name()).collect();
-    eprintln!("backends: {}", names.join(", "));
-    assert!(!list.is_empty(), "no backend available");
-    list
-}
-
-fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
-}
+use common::{backends, hex};
 
 /// `n` from a section header `L = n` / `L=n`.
 fn section_len(section: Option<&str>, at: &str) -> usize {

@@ -10,20 +10,8 @@ use std::path::{Path, PathBuf};
 
 use cbc_hmac::{Backend, Error, HmacKey, MacAlgorithm};
 use common::vectors::{Record, for_each_record, for_each_record_in_path};
+use common::{backends, hex};
 use hmac::{Hmac, KeyInit, Mac};
-
-/// Every available backend, printed once per test.
-fn backends() -> Vec<Backend> {
-    let list: Vec<Backend> = Backend::available().collect();
-    let names: Vec<&str> = list.iter().map(|b| b.name()).collect();
-    eprintln!("backends: {}", names.join(", "));
-    assert!(!list.is_empty(), "no backend available");
-    list
-}
-
-fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
-}
 
 /// Piece sizes for feeding `context()`: uneven, with empty updates, pieces
 /// straddling the 64- and 128-byte block boundaries, and one piece that
