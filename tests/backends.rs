@@ -4,47 +4,13 @@
 //! hashes, and sealed/opened records of every combination, version and MAC
 //! order, byte for byte.
 
+mod common;
+
 use cbc_hmac::{
     AesCbcKey, Backend, Cipher, Combination, Error, HmacKey, MacAlgorithm, MacOrder, Opener,
     ProtocolVersion, RecordConfig, RecordKeys, Sealer, digest_with_backend,
 };
-
-/// SplitMix64: small, deterministic, good enough for test inputs.
-struct Rng(u64);
-
-impl Rng {
-    fn new(test: &str) -> Self {
-        let seed = std::env::var("CBC_HMAC_TEST_SEED")
-            .ok()
-            .and_then(|s| {
-                let s = s.trim();
-                u64::from_str_radix(s.trim_start_matches("0x"), 16).ok()
-            })
-            .unwrap_or(0x5eed_cbc0_4d4c_0001);
-        eprintln!("{test}: seed 0x{seed:x} (CBC_HMAC_TEST_SEED to replay)");
-        Rng(seed)
-    }
-
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    }
-
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n as u64) as usize
-    }
-
-    fn bytes(&mut self, len: usize) -> Vec<u8> {
-        (0..len).map(|_| self.next() as u8).collect()
-    }
-
-    fn array<const N: usize>(&mut self) -> [u8; N] {
-        core::array::from_fn(|_| self.next() as u8)
-    }
-}
+use common::rng::Rng;
 
 /// The accelerated backends to test, printing each tested or skipped.
 fn accelerated() -> Vec<Backend> {
@@ -76,7 +42,7 @@ fn block_counts() -> Vec<usize> {
 
 #[test]
 fn aes_cbc_matches_portable() {
-    let mut rng = Rng::new("aes_cbc_matches_portable");
+    let mut rng = Rng::from_env("aes_cbc_matches_portable", 0x5eed_cbc0_4d4c_0001);
     for backend in accelerated() {
         for cipher in Cipher::ALL {
             for &n in &block_counts() {
@@ -124,7 +90,7 @@ fn message_lengths() -> Vec<usize> {
 
 #[test]
 fn hmac_and_digest_match_portable() {
-    let mut rng = Rng::new("hmac_and_digest_match_portable");
+    let mut rng = Rng::from_env("hmac_and_digest_match_portable", 0x5eed_cbc0_4d4c_0001);
     for backend in accelerated() {
         for alg in MacAlgorithm::ALL {
             for len in message_lengths() {
@@ -198,7 +164,7 @@ fn record_lengths(rng: &mut Rng) -> Vec<usize> {
 
 #[test]
 fn records_match_portable() {
-    let mut rng = Rng::new("records_match_portable");
+    let mut rng = Rng::from_env("records_match_portable", 0x5eed_cbc0_4d4c_0001);
     let backends = accelerated();
     if backends.is_empty() {
         return;
@@ -281,7 +247,7 @@ fn records_match_portable() {
 /// wrong padding bytes are rejected alike.
 #[test]
 fn long_padding_opens_alike() {
-    let mut rng = Rng::new("long_padding_opens_alike");
+    let mut rng = Rng::from_env("long_padding_opens_alike", 0x5eed_cbc0_4d4c_0001);
     let backends = accelerated();
     for c in Combination::ALL {
         let m = c.mac().output_len();

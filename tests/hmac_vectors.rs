@@ -9,6 +9,7 @@ use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::path::{Path, PathBuf};
 
 use cbc_hmac::{Backend, Error, HmacKey, MacAlgorithm};
+use common::rng::Rng;
 use common::vectors::{Record, for_each_record, for_each_record_in_path};
 use common::{backends, hex};
 use hmac::{Hmac, KeyInit, Mac};
@@ -253,29 +254,6 @@ fn rfc4231_hmac_sha384() {
     check_rfc_file("rfc4231-hmac-sha384.txt", MacAlgorithm::HmacSha384);
 }
 
-/// SplitMix64 (Steele, Lea, Flood 2014): small, deterministic, good enough
-/// to pick test lengths and bytes.
-struct SplitMix64(u64);
-
-impl SplitMix64 {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    }
-
-    /// Uniform in `0..=max` (the bias is negligible here).
-    fn upto(&mut self, max: usize) -> usize {
-        (self.next() % (max as u64 + 1)) as usize
-    }
-
-    fn bytes(&mut self, len: usize) -> Vec<u8> {
-        (0..len).map(|_| self.next() as u8).collect()
-    }
-}
-
 fn reference(algorithm: MacAlgorithm, key: &[u8], msg: &[u8]) -> Vec<u8> {
     fn run<M: Mac + KeyInit>(key: &[u8], msg: &[u8]) -> Vec<u8> {
         let mut m = <M as KeyInit>::new_from_slice(key).expect("HMAC takes any key length");
@@ -302,19 +280,7 @@ const CASES: usize = 2000;
 #[test]
 fn random_cross_check_against_hmac_crate() {
     let backends = backends();
-    let seed = match std::env::var("CBC_HMAC_TEST_SEED") {
-        Ok(s) => {
-            let s = s.trim();
-            match s.strip_prefix("0x") {
-                Some(h) => u64::from_str_radix(h, 16),
-                None => s.parse(),
-            }
-            .expect("CBC_HMAC_TEST_SEED: a u64 (decimal or 0x-hex)")
-        }
-        Err(_) => 0x0cbc_4a4c_5eed_2024,
-    };
-    eprintln!("random cross-check seed: {seed:#018x} (override with CBC_HMAC_TEST_SEED)");
-    let mut rng = SplitMix64(seed);
+    let mut rng = Rng::from_env("random cross-check", 0x0cbc_4a4c_5eed_2024);
 
     let mut msg_lengths: Vec<usize> = (0..=4).collect();
     for boundary in [
@@ -367,7 +333,7 @@ fn random_cross_check_against_hmac_crate() {
         ] {
             let expected = reference(algorithm, &key, &msg);
             let at = format!(
-                "seed {seed:#x} case {case} ({algorithm:?}, key {key_len} bytes, message {msg_len} bytes)"
+                "case {case} ({algorithm:?}, key {key_len} bytes, message {msg_len} bytes)"
             );
             for &backend in &backends {
                 let k = HmacKey::with_backend(algorithm, &key, backend).unwrap();
