@@ -29,7 +29,7 @@ fn cpu_bits() -> u32 {
         if x86_64::AesNi::detect().is_some() {
             bits |= AES_NI;
         }
-        if x86_64::has_avx2() {
+        if x86_64::Avx2::detect().is_some() {
             bits |= AVX2;
         }
         if x86_64::ShaNi::detect().is_some() {

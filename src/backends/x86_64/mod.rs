@@ -22,7 +22,7 @@ use core::arch::x86_64::__m128i;
 
 cpufeatures::new!(cpuid_aesni, "aes", "sse2", "ssse3", "sse4.1");
 cpufeatures::new!(cpuid_shani, "sha", "sse2", "ssse3", "sse4.1");
-cpufeatures::new!(cpuid_avx2, "avx2", "ssse3");
+cpufeatures::new!(cpuid_avx2, "avx", "avx2", "bmi1", "bmi2", "ssse3", "sse4.1");
 cpufeatures::new!(
     cpuid_vaes512,
     "avx512f",
@@ -40,6 +40,11 @@ pub(crate) struct AesNi(());
 /// Proof that the CPU has the SHA extensions, SSE2, SSSE3 and SSE4.1.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct ShaNi(());
+
+/// Proof that the CPU has AVX, AVX2, BMI1, BMI2, SSSE3 and SSE4.1 (and the
+/// OS saves the ymm registers): the hash kernels for CPUs without SHA-NI.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Avx2(());
 
 /// Proof that the CPU has AVX-512 F/BW/VL, VAES and AES-NI (and the OS saves
 /// the zmm registers).
@@ -69,9 +74,10 @@ impl Vaes512 {
     }
 }
 
-/// Whether the CPU has SSSE3 and AVX2 (with OS support for ymm state).
-pub(crate) fn has_avx2() -> bool {
-    cpuid_avx2::get()
+impl Avx2 {
+    pub(crate) fn detect() -> Option<Self> {
+        cpuid_avx2::get().then_some(Avx2(()))
+    }
 }
 
 /// Pins `v` at this point of the instruction stream: an empty `asm!`

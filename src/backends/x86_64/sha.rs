@@ -14,11 +14,11 @@ use crate::primitives::hash::{Compress, HashFunction, Sha1, Sha256, Sha384};
 /// A hash kernel in the form the stitched loops drive: the chaining state
 /// and a message block in registers, and the rounds cut into groups.
 ///
-/// The methods are `unsafe` only because the SHA-NI ones are
-/// `#[target_feature]` functions in a trait: callers must run on a CPU with
-/// SHA-NI, SSE2, SSSE3 and SSE4.1 (guaranteed inside the stitched kernels,
-/// which enable those features and are reached only with a [`ShaNi`]
-/// token).
+/// The methods are `unsafe` only because they are `#[target_feature]`
+/// functions in a trait: callers must run on a CPU with the features
+/// those enable (guaranteed inside the stitched kernels, which
+/// enable those features and are reached only with a token proving them:
+/// [`ShaNi`] or [`super::Avx2`]).
 pub(crate) trait HashKernel {
     type H: HashFunction;
     /// The chaining state in registers.
@@ -29,7 +29,7 @@ pub(crate) trait HashKernel {
     const BLOCK: usize;
 
     /// # Safety
-    /// The CPU must have SHA-NI, SSE2, SSSE3 and SSE4.1.
+    /// The CPU must have the features the kernel's methods enable.
     unsafe fn load_state(state: &<Self::H as HashFunction>::State) -> Self::Regs;
     /// # Safety
     /// As [`HashKernel::load_state`].
@@ -66,6 +66,16 @@ pub(crate) trait HashKernel {
     /// # Safety
     /// As [`HashKernel::load_state`].
     unsafe fn write_digest(regs: Self::Regs, out: &mut [u8]);
+
+    /// One compression of `data[..BLOCK]`.
+    ///
+    /// # Safety
+    /// As [`HashKernel::load_state`].
+    #[inline(always)]
+    unsafe fn compress(regs: Self::Regs, data: &[u8]) -> Self::Regs {
+        // SAFETY: the caller guarantees the kernel's features.
+        unsafe { Self::rounds(regs, Self::load_msg(data), |_| {}) }
+    }
 }
 
 /// One compression of `data` with kernel `K`.
@@ -73,7 +83,7 @@ pub(crate) trait HashKernel {
 #[target_feature(enable = "sha,sse2,ssse3,sse4.1")]
 pub(crate) fn compress_one<K: HashKernel>(regs: K::Regs, data: &[u8]) -> K::Regs {
     // SAFETY: this function enables the kernel's features.
-    unsafe { K::rounds(regs, K::load_msg(data), |_| {}) }
+    unsafe { K::compress(regs, data) }
 }
 
 /// SHA-1 with SHA-NI.
