@@ -331,10 +331,12 @@ pub(crate) fn seal_mac_then_encrypt(
         use x86_64::sha512::Sha384Scalar;
         use x86_64::stitch::seal_mac_then_encrypt as stitched;
         return match mac.states() {
-            AnyStates::Sha1(s) => stitched::<Sha1Ni>(k, c, s, header, iv, body, plaintext_len),
-            AnyStates::Sha256(s) => stitched::<Sha256Ni>(k, c, s, header, iv, body, plaintext_len),
+            AnyStates::Sha1(s) => stitched::<Sha1Ni>(k, c.0, s, header, iv, body, plaintext_len),
+            AnyStates::Sha256(s) => {
+                stitched::<Sha256Ni>(k, c.0, s, header, iv, body, plaintext_len)
+            }
             AnyStates::Sha384(s) => {
-                stitched::<Sha384Scalar>(k, c, s, header, iv, body, plaintext_len)
+                stitched::<Sha384Scalar>(k, c.0, s, header, iv, body, plaintext_len)
             }
         };
     }
@@ -370,9 +372,9 @@ pub(crate) fn seal_encrypt_then_mac(
         use x86_64::stitch::seal_encrypt_then_mac as stitched;
         let (h, f, n, p) = (header, fragment, iv_len, plaintext_len);
         return match mac.states() {
-            AnyStates::Sha1(s) => stitched::<Sha1Ni>(k, c, s, h, iv, f, n, p),
-            AnyStates::Sha256(s) => stitched::<Sha256Ni>(k, c, s, h, iv, f, n, p),
-            AnyStates::Sha384(s) => stitched::<Sha384Scalar>(k, c, s, h, iv, f, n, p),
+            AnyStates::Sha1(s) => stitched::<Sha1Ni>(k, c.0, s, h, iv, f, n, p),
+            AnyStates::Sha256(s) => stitched::<Sha256Ni>(k, c.0, s, h, iv, f, n, p),
+            AnyStates::Sha384(s) => stitched::<Sha384Scalar>(k, c.0, s, h, iv, f, n, p),
         };
     }
     let end = fragment.len() - mac.output_len();

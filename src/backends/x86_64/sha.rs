@@ -27,6 +27,8 @@ pub(crate) trait HashKernel {
     type Msg: Copy;
     /// The block length in bytes (64 or 128).
     const BLOCK: usize;
+    /// The feature set the methods need, named by its token.
+    type Isa: super::stitch::Isa;
 
     /// # Safety
     /// The CPU must have the features the kernel's methods enable.
@@ -110,6 +112,7 @@ impl HashKernel for Sha1Ni {
     type Regs = Sha1Regs;
     type Msg = [__m128i; 4];
     const BLOCK: usize = 64;
+    type Isa = ShaNi;
 
     #[inline]
     #[target_feature(enable = "sha,sse2,ssse3,sse4.1")]
@@ -182,6 +185,7 @@ impl HashKernel for Sha256Ni {
     type Regs = Sha256Regs;
     type Msg = [__m128i; 4];
     const BLOCK: usize = 64;
+    type Isa = ShaNi;
 
     #[inline]
     #[target_feature(enable = "sha,sse2,ssse3,sse4.1")]

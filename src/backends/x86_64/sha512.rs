@@ -181,6 +181,9 @@ impl HashKernel for Sha384Scalar {
     type Regs = [u64; 8];
     type Msg = [u64; 16];
     const BLOCK: usize = 128;
+    // Plain integer code: it runs in whichever set the hash it is paired
+    // with needs; the SHA-NI backends use it.
+    type Isa = super::ShaNi;
     const GROUPS: usize = 20;
 
     #[inline(always)]

@@ -20,12 +20,141 @@
 use core::arch::x86_64::*;
 
 use super::aes::{AesNiKey, Schedule, encrypt_run, load_keys};
-use super::sha::{HashKernel, Sha1Ni, Sha256Ni, ShaNiCompress, compress_one};
+use super::sha::{HashKernel, Sha1Ni, Sha256Ni, ShaNiCompress};
 use super::sha512::Sha384Scalar;
-use super::{block, block_mut, load, store};
+use super::{Avx2, ShaNi, block, block_mut, load, store};
 use crate::backends::{AesKey, DecryptAbsorb, pad};
 use crate::primitives::hash::{Compress, Engine, HashFunction, Sha1, Sha256, Sha384};
 use crate::primitives::hmac::HmacStates;
+
+/// A feature set the kernels below are compiled for, named by the token
+/// that proves it. The loops are written once, as `#[inline(always)]`
+/// bodies; each feature set's `#[target_feature]` entry points inline them,
+/// so every copy is compiled with exactly the instructions its token
+/// guarantees. A [`HashKernel`] names the set its methods need.
+///
+/// The methods are `unsafe`: the caller must hold a value of `Self` and
+/// an AES-NI token (and for `fused_vaes` a [`super::Vaes512`] token).
+pub(crate) trait Isa: Copy {
+    /// # Safety
+    /// The CPU has AES-NI and `Self`'s features.
+    unsafe fn mte<K: HashKernel, const N: usize>(
+        keys: &Schedule<N>,
+        states: &HmacStates<K::H>,
+        header: &[u8; 13],
+        iv: &mut [u8; 16],
+        body: &mut [u8],
+        plaintext_len: usize,
+    );
+
+    /// # Safety
+    /// As [`Isa::mte`].
+    #[allow(clippy::too_many_arguments)]
+    unsafe fn etm<K: HashKernel, const N: usize>(
+        keys: &Schedule<N>,
+        states: &HmacStates<K::H>,
+        header: &[u8; 13],
+        iv: &mut [u8; 16],
+        fragment: &mut [u8],
+        iv_len: usize,
+        plaintext_len: usize,
+    );
+
+    /// # Safety
+    /// As [`Isa::mte`].
+    unsafe fn fused<K: HashKernel, const N: usize>(
+        dec: &Schedule<N>,
+        iv: &[u8; 16],
+        region: &mut [u8],
+        state: &<K::H as HashFunction>::State,
+        header: &[u8; 13],
+        hash_len: usize,
+    ) -> <K::H as HashFunction>::State;
+
+    /// # Safety
+    /// As [`Isa::mte`], and the CPU has AVX-512 F/BW/VL and VAES.
+    unsafe fn fused_vaes<K: HashKernel, const N: usize>(
+        dec: &Schedule<N>,
+        iv: &[u8; 16],
+        region: &mut [u8],
+        state: &<K::H as HashFunction>::State,
+        header: &[u8; 13],
+        hash_len: usize,
+    ) -> <K::H as HashFunction>::State;
+}
+
+/// Implements [`Isa`] for a token: `$features` are AES-NI's and the
+/// token's, `$vaes` the same with AVX-512 and VAES.
+macro_rules! isa {
+    ($token:ty, $features:literal, $vaes:literal) => {
+        impl Isa for $token {
+            #[target_feature(enable = $features)]
+            unsafe fn mte<K: HashKernel, const N: usize>(
+                keys: &Schedule<N>,
+                states: &HmacStates<K::H>,
+                header: &[u8; 13],
+                iv: &mut [u8; 16],
+                body: &mut [u8],
+                plaintext_len: usize,
+            ) {
+                // SAFETY: the caller guarantees the features, which this
+                // function enables.
+                unsafe { mte::<K, N>(keys, states, header, iv, body, plaintext_len) }
+            }
+
+            #[target_feature(enable = $features)]
+            unsafe fn etm<K: HashKernel, const N: usize>(
+                keys: &Schedule<N>,
+                states: &HmacStates<K::H>,
+                header: &[u8; 13],
+                iv: &mut [u8; 16],
+                fragment: &mut [u8],
+                iv_len: usize,
+                plaintext_len: usize,
+            ) {
+                // SAFETY: as in `mte`.
+                unsafe { etm::<K, N>(keys, states, header, iv, fragment, iv_len, plaintext_len) }
+            }
+
+            #[target_feature(enable = $features)]
+            unsafe fn fused<K: HashKernel, const N: usize>(
+                dec: &Schedule<N>,
+                iv: &[u8; 16],
+                region: &mut [u8],
+                state: &<K::H as HashFunction>::State,
+                header: &[u8; 13],
+                hash_len: usize,
+            ) -> <K::H as HashFunction>::State {
+                // SAFETY: as in `mte`.
+                unsafe { fused::<K, N>(dec, iv, region, state, header, hash_len) }
+            }
+
+            #[target_feature(enable = $vaes)]
+            unsafe fn fused_vaes<K: HashKernel, const N: usize>(
+                dec: &Schedule<N>,
+                iv: &[u8; 16],
+                region: &mut [u8],
+                state: &<K::H as HashFunction>::State,
+                header: &[u8; 13],
+                hash_len: usize,
+            ) -> <K::H as HashFunction>::State {
+                // SAFETY: as in `mte`, and the caller guarantees VAES.
+                unsafe { fused_vaes::<K, N>(dec, iv, region, state, header, hash_len) }
+            }
+        }
+    };
+}
+
+isa!(
+    ShaNi,
+    "aes,sha,sse2,ssse3,sse4.1",
+    "avx512f,avx512bw,avx512vl,vaes,aes,sha,sse2,ssse3,sse4.1"
+);
+isa!(
+    Avx2,
+    "aes,avx,avx2,bmi1,bmi2,sse2,ssse3,sse4.1",
+    "avx512f,avx512bw,avx512vl,vaes,aes,avx,avx2,bmi1,bmi2,sse2,ssse3,sse4.1"
+);
 
 /// Steps (of four AES blocks) an encrypt-then-MAC hash block waits behind
 /// the encryption, so that its (misaligned) loads read stored ciphertext
@@ -117,55 +246,47 @@ fn later_block<K: HashKernel>(data: &[u8], i: usize) -> &[u8] {
     &data[K::BLOCK * i - 13..K::BLOCK * (i + 1) - 13]
 }
 
-/// MAC-then-encrypt seal (see `backends::seal_mac_then_encrypt`).
+/// MAC-then-encrypt seal (see `backends::seal_mac_then_encrypt`);
+/// `_isa` proves the features of `K`'s feature set.
 pub(crate) fn seal_mac_then_encrypt<K: HashKernel>(
     aes: &AesNiKey,
-    _sha_ni: &ShaNiCompress,
+    _isa: K::Isa,
     states: &HmacStates<K::H>,
     header: &[u8; 13],
     iv: &mut [u8; 16],
     body: &mut [u8],
     plaintext_len: usize,
-) where
-    ShaNiCompress: Compress<K::H>,
-{
+) {
+    let (h, b, p) = (header, body, plaintext_len);
     match aes {
-        // SAFETY: the AES-NI token in the key and the SHA-NI token in
-        // `_sha_ni` prove the CPU has every feature the kernel enables.
-        AesNiKey::Aes128(s, _) => unsafe {
-            mte::<K, 11>(&s.enc, states, header, iv, body, plaintext_len)
-        },
+        // SAFETY: the AES-NI token in the key and `_isa` prove the CPU has
+        // every feature the kernel enables.
+        AesNiKey::Aes128(s, _) => unsafe { K::Isa::mte::<K, 11>(&s.enc, states, h, iv, b, p) },
         // SAFETY: as above.
-        AesNiKey::Aes256(s, _) => unsafe {
-            mte::<K, 15>(&s.enc, states, header, iv, body, plaintext_len)
-        },
+        AesNiKey::Aes256(s, _) => unsafe { K::Isa::mte::<K, 15>(&s.enc, states, h, iv, b, p) },
     }
 }
 
-/// Encrypt-then-MAC seal (see `backends::seal_encrypt_then_mac`).
+/// Encrypt-then-MAC seal (see `backends::seal_encrypt_then_mac`); `_isa`
+/// proves the features of `K`'s feature set.
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn seal_encrypt_then_mac<K: HashKernel>(
     aes: &AesNiKey,
-    _sha_ni: &ShaNiCompress,
+    _isa: K::Isa,
     states: &HmacStates<K::H>,
     header: &[u8; 13],
     iv: &mut [u8; 16],
     fragment: &mut [u8],
     iv_len: usize,
     plaintext_len: usize,
-) where
-    ShaNiCompress: Compress<K::H>,
-{
+) {
+    let (h, f, n, p) = (header, fragment, iv_len, plaintext_len);
     match aes {
-        // SAFETY: the AES-NI token in the key and the SHA-NI token in
-        // `_sha_ni` prove the CPU has every feature the kernel enables.
-        AesNiKey::Aes128(s, _) => unsafe {
-            etm::<K, 11>(&s.enc, states, header, iv, fragment, iv_len, plaintext_len)
-        },
+        // SAFETY: the AES-NI token in the key and `_isa` prove the CPU has
+        // every feature the kernel enables.
+        AesNiKey::Aes128(s, _) => unsafe { K::Isa::etm::<K, 11>(&s.enc, states, h, iv, f, n, p) },
         // SAFETY: as above.
-        AesNiKey::Aes256(s, _) => unsafe {
-            etm::<K, 15>(&s.enc, states, header, iv, fragment, iv_len, plaintext_len)
-        },
+        AesNiKey::Aes256(s, _) => unsafe { K::Isa::etm::<K, 15>(&s.enc, states, h, iv, f, n, p) },
     }
 }
 
@@ -201,92 +322,105 @@ impl Tail {
 
 /// Finishes the HMAC in registers: the inner hash from `regs` over `tail`,
 /// then the outer hash; writes the tag to `out`.
-#[inline]
-#[target_feature(enable = "aes,sha,sse2,ssse3,sse4.1")]
-fn finish<K: HashKernel>(states: &HmacStates<K::H>, regs: K::Regs, tail: &Tail, out: &mut [u8]) {
+///
+/// # Safety
+/// The CPU has the kernel's features.
+#[inline(always)]
+unsafe fn finish<K: HashKernel>(
+    states: &HmacStates<K::H>,
+    regs: K::Regs,
+    tail: &Tail,
+    out: &mut [u8],
+) {
     let b = K::BLOCK;
-    let mut regs = compress_one::<K>(regs, &tail.buf[..b]);
-    if tail.blocks == 2 {
-        regs = compress_one::<K>(regs, &tail.buf[b..2 * b]);
+    // SAFETY: the caller guarantees the kernel's features.
+    unsafe {
+        let mut regs = K::compress(regs, &tail.buf[..b]);
+        if tail.blocks == 2 {
+            regs = K::compress(regs, &tail.buf[b..2 * b]);
+        }
+        let outer = K::load_state(&states.outer);
+        let outer = K::rounds(outer, K::outer_msg(regs), |_| {});
+        K::write_digest(outer, &mut out[..K::H::OUTPUT_LEN]);
     }
-    // SAFETY: this function enables the kernel's features.
-    let outer = unsafe { K::load_state(&states.outer) };
-    // SAFETY: as above.
-    let outer = unsafe { K::rounds(outer, K::outer_msg(regs), |_| {}) };
-    // SAFETY: as above.
-    unsafe { K::write_digest(outer, &mut out[..K::H::OUTPUT_LEN]) };
 }
 
-#[target_feature(enable = "aes,sha,sse2,ssse3,sse4.1")]
-fn mte<K: HashKernel, const N: usize>(
+/// The MAC-then-encrypt loop.
+///
+/// # Safety
+/// The CPU has AES-NI and the kernel's features.
+#[inline(always)]
+unsafe fn mte<K: HashKernel, const N: usize>(
     keys: &Schedule<N>,
     states: &HmacStates<K::H>,
     header: &[u8; 13],
     iv: &mut [u8; 16],
     body: &mut [u8],
     plaintext_len: usize,
-) where
-    ShaNiCompress: Compress<K::H>,
-{
-    let k = load_keys(keys);
-    let m = K::H::OUTPUT_LEN;
-    let bl = K::BLOCK;
-    // AES blocks per hash block.
-    let per = bl / 16;
-    // Full hash blocks of `header || plaintext`.
-    let full = (13 + plaintext_len) / bl;
-    // SAFETY: this function enables the kernel's features.
-    let mut regs = unsafe { K::load_state(&states.inner) };
-    let mut chain: __m128i = load(iv);
-    // AES blocks encrypted so far.
-    let mut done = 0;
-    if full > 0 {
-        // Hash block i covers plaintext up to byte bl (i + 1) - 13, so once
-        // its message is loaded AES blocks up to per i + per - 2 may be
-        // overwritten: step i hashes block i with the AES rounds of blocks
-        // per i - 1 ..= per i + per - 2 spread among its rounds (one block
-        // fewer, not interleaved, in the first step).
-        regs = compress_one::<K>(regs, &first_block::<K>(header, body));
-        chain = encrypt_run(&k, chain, body, 0, per - 1);
-        done = per - 1;
-        for i in 1..full {
-            // Block i's message is in registers before the step's stores
-            // overwrite its first 13 bytes.
-            // SAFETY: this function enables the kernel's features.
-            let msg = unsafe { K::load_msg(later_block::<K>(body, i)) };
-            let mut run = Run::new(&k, &mut body[16 * done..16 * done + bl], chain);
-            // SAFETY: as above.
-            regs = unsafe { K::rounds(regs, msg, |g| run.slot(g, K::GROUPS)) };
-            chain = run.c;
-            done += per;
+) {
+    // SAFETY: the caller guarantees AES-NI and the kernel's features.
+    unsafe {
+        let k = load_keys(keys);
+        let m = K::H::OUTPUT_LEN;
+        let bl = K::BLOCK;
+        // AES blocks per hash block.
+        let per = bl / 16;
+        // Full hash blocks of `header || plaintext`.
+        let full = (13 + plaintext_len) / bl;
+        let mut regs = K::load_state(&states.inner);
+        let mut chain: __m128i = load(iv);
+        // AES blocks encrypted so far.
+        let mut done = 0;
+        if full > 0 {
+            // Hash block i covers plaintext up to byte bl (i + 1) - 13, so once
+            // its message is loaded AES blocks up to per i + per - 2 may be
+            // overwritten: step i hashes block i with the AES rounds of blocks
+            // per i - 1 ..= per i + per - 2 spread among its rounds (one block
+            // fewer, not interleaved, in the first step).
+            regs = K::compress(regs, &first_block::<K>(header, body));
+            chain = encrypt_run(&k, chain, body, 0, per - 1);
+            done = per - 1;
+            for i in 1..full {
+                // Block i's message is in registers before the step's stores
+                // overwrite its first 13 bytes.
+                let msg = K::load_msg(later_block::<K>(body, i));
+                let mut run = Run::new(&k, &mut body[16 * done..16 * done + bl], chain);
+                regs = K::rounds(regs, msg, |g| run.slot(g, K::GROUPS));
+                chain = run.c;
+                done += per;
+            }
         }
+        // The rest of the hash input is under one block: copied out, after
+        // which the plaintext blocks may be encrypted while the MAC is
+        // finished.
+        let total = (bl + 13 + plaintext_len) as u64;
+        let tail = if full == 0 {
+            Tail::new::<K>(&[header, &body[..plaintext_len]], total)
+        } else {
+            Tail::new::<K>(&[&body[bl * full - 13..plaintext_len]], total)
+        };
+        let plain_blocks = plaintext_len / 16;
+        chain = encrypt_run(&k, chain, body, 16 * done, plain_blocks - done);
+        finish::<K>(
+            states,
+            regs,
+            &tail,
+            &mut body[plaintext_len..plaintext_len + m],
+        );
+        pad(body, plaintext_len + m);
+        let blocks = body.len() / 16;
+        chain = encrypt_run(&k, chain, body, 16 * plain_blocks, blocks - plain_blocks);
+        store(iv, chain);
     }
-    // The rest of the hash input is under one block: copied out, after
-    // which the plaintext blocks may be encrypted while the MAC is
-    // finished.
-    let total = (bl + 13 + plaintext_len) as u64;
-    let tail = if full == 0 {
-        Tail::new::<K>(&[header, &body[..plaintext_len]], total)
-    } else {
-        Tail::new::<K>(&[&body[bl * full - 13..plaintext_len]], total)
-    };
-    let plain_blocks = plaintext_len / 16;
-    chain = encrypt_run(&k, chain, body, 16 * done, plain_blocks - done);
-    finish::<K>(
-        states,
-        regs,
-        &tail,
-        &mut body[plaintext_len..plaintext_len + m],
-    );
-    pad(body, plaintext_len + m);
-    let blocks = body.len() / 16;
-    chain = encrypt_run(&k, chain, body, 16 * plain_blocks, blocks - plain_blocks);
-    store(iv, chain);
 }
 
+/// The encrypt-then-MAC loop.
+///
+/// # Safety
+/// As [`mte`].
 #[allow(clippy::too_many_arguments)]
-#[target_feature(enable = "aes,sha,sse2,ssse3,sse4.1")]
-fn etm<K: HashKernel, const N: usize>(
+#[inline(always)]
+unsafe fn etm<K: HashKernel, const N: usize>(
     keys: &Schedule<N>,
     states: &HmacStates<K::H>,
     header: &[u8; 13],
@@ -294,71 +428,69 @@ fn etm<K: HashKernel, const N: usize>(
     fragment: &mut [u8],
     iv_len: usize,
     plaintext_len: usize,
-) where
-    ShaNiCompress: Compress<K::H>,
-{
-    let k = load_keys(keys);
-    let m = K::H::OUTPUT_LEN;
-    let bl = K::BLOCK;
-    let per = bl / 16;
-    let end = fragment.len() - m;
-    pad(&mut fragment[iv_len..end], plaintext_len);
-    let blocks = (end - iv_len) / 16;
-    // Full hash blocks of `header || IV || ciphertext`.
-    let full = (13 + end) / bl;
-    // SAFETY: this function enables the kernel's features.
-    let mut regs = unsafe { K::load_state(&states.inner) };
-    let mut chain = load(iv);
-    // Step s encrypts blocks per s ..= per s + per - 1 with hash block
-    // s - ETM_LAG (whose bytes were all written by earlier steps) spread
-    // among them.
-    let steps = blocks / per;
-    let mut hashed = 0;
-    for s in 0..steps {
-        let at = iv_len + bl * s;
-        if s >= ETM_LAG && s - ETM_LAG < full {
-            let h = s - ETM_LAG;
-            // SAFETY: this function enables the kernel's features.
-            let msg = unsafe {
-                if h == 0 {
-                    K::load_msg(&first_block::<K>(header, fragment))
-                } else {
-                    K::load_msg(later_block::<K>(fragment, h))
-                }
-            };
-            let mut run = Run::new(&k, &mut fragment[at..at + bl], chain);
-            // SAFETY: as above.
-            regs = unsafe { K::rounds(regs, msg, |g| run.slot(g, K::GROUPS)) };
-            chain = run.c;
-            hashed = h + 1;
-        } else {
-            chain = encrypt_run(&k, chain, fragment, at, per);
+) {
+    // SAFETY: the caller guarantees AES-NI and the kernel's features.
+    unsafe {
+        let k = load_keys(keys);
+        let m = K::H::OUTPUT_LEN;
+        let bl = K::BLOCK;
+        let per = bl / 16;
+        let end = fragment.len() - m;
+        pad(&mut fragment[iv_len..end], plaintext_len);
+        let blocks = (end - iv_len) / 16;
+        // Full hash blocks of `header || IV || ciphertext`.
+        let full = (13 + end) / bl;
+        let mut regs = K::load_state(&states.inner);
+        let mut chain = load(iv);
+        // Step s encrypts blocks per s ..= per s + per - 1 with hash block
+        // s - ETM_LAG (whose bytes were all written by earlier steps) spread
+        // among them.
+        let steps = blocks / per;
+        let mut hashed = 0;
+        for s in 0..steps {
+            let at = iv_len + bl * s;
+            if s >= ETM_LAG && s - ETM_LAG < full {
+                let h = s - ETM_LAG;
+                let msg = {
+                    if h == 0 {
+                        K::load_msg(&first_block::<K>(header, fragment))
+                    } else {
+                        K::load_msg(later_block::<K>(fragment, h))
+                    }
+                };
+                let mut run = Run::new(&k, &mut fragment[at..at + bl], chain);
+                regs = K::rounds(regs, msg, |g| run.slot(g, K::GROUPS));
+                chain = run.c;
+                hashed = h + 1;
+            } else {
+                chain = encrypt_run(&k, chain, fragment, at, per);
+            }
         }
-    }
-    chain = encrypt_run(
-        &k,
-        chain,
-        fragment,
-        iv_len + bl * steps,
-        blocks - per * steps,
-    );
-    store(iv, chain);
-    while hashed < full {
-        regs = if hashed == 0 {
-            compress_one::<K>(regs, &first_block::<K>(header, fragment))
+        chain = encrypt_run(
+            &k,
+            chain,
+            fragment,
+            iv_len + bl * steps,
+            blocks - per * steps,
+        );
+        store(iv, chain);
+        while hashed < full {
+            regs = if hashed == 0 {
+                K::compress(regs, &first_block::<K>(header, fragment))
+            } else {
+                K::compress(regs, later_block::<K>(fragment, hashed))
+            };
+            hashed += 1;
+        }
+        let (authenticated, tag) = fragment.split_at_mut(end);
+        let total = (bl + 13 + end) as u64;
+        let tail = if full == 0 {
+            Tail::new::<K>(&[header, authenticated], total)
         } else {
-            compress_one::<K>(regs, later_block::<K>(fragment, hashed))
+            Tail::new::<K>(&[&authenticated[bl * full - 13..]], total)
         };
-        hashed += 1;
+        finish::<K>(states, regs, &tail, tag);
     }
-    let (authenticated, tag) = fragment.split_at_mut(end);
-    let total = (bl + 13 + end) as u64;
-    let tail = if full == 0 {
-        Tail::new::<K>(&[header, authenticated], total)
-    } else {
-        Tail::new::<K>(&[&authenticated[bl * full - 13..]], total)
-    };
-    finish::<K>(states, regs, &tail, tag);
 }
 
 /// Hash blocks of the open's prefix trail the decryption by this many
@@ -375,7 +507,7 @@ impl DecryptAbsorb<Sha1> for ShaNiCompress {
         header: &[u8; 13],
         hash_len: usize,
     ) {
-        decrypt_absorb::<Sha1Ni>(self, aes, iv, region, engine, header, hash_len);
+        decrypt_absorb::<Sha1Ni, _>(self, self.0, aes, iv, region, engine, header, hash_len);
     }
 }
 
@@ -389,7 +521,7 @@ impl DecryptAbsorb<Sha256> for ShaNiCompress {
         header: &[u8; 13],
         hash_len: usize,
     ) {
-        decrypt_absorb::<Sha256Ni>(self, aes, iv, region, engine, header, hash_len);
+        decrypt_absorb::<Sha256Ni, _>(self, self.0, aes, iv, region, engine, header, hash_len);
     }
 }
 
@@ -403,7 +535,7 @@ impl DecryptAbsorb<Sha384> for ShaNiCompress {
         header: &[u8; 13],
         hash_len: usize,
     ) {
-        decrypt_absorb::<Sha384Scalar>(self, aes, iv, region, engine, header, hash_len);
+        decrypt_absorb::<Sha384Scalar, _>(self, self.0, aes, iv, region, engine, header, hash_len);
     }
 }
 
@@ -412,39 +544,39 @@ impl DecryptAbsorb<Sha384> for ShaNiCompress {
 /// just decrypted, while they are in L1 and with the two kinds of work
 /// overlapping in the core (decryption is throughput-bound on the AES
 /// units, the hash latency-bound on its own chain).
-fn decrypt_absorb<K: HashKernel>(
-    c: &ShaNiCompress,
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn decrypt_absorb<K: HashKernel, C: Compress<K::H>>(
+    c: &C,
+    _isa: K::Isa,
     aes: &AesKey,
     iv: &[u8; 16],
     region: &mut [u8],
     engine: &mut Engine<K::H>,
     header: &[u8; 13],
     hash_len: usize,
-) where
-    ShaNiCompress: Compress<K::H>,
-{
+) {
     debug_assert!(engine.buffered == 0 && hash_len <= region.len());
     let regs = match aes {
         AesKey::Vaes512(v) => match &v.key {
             // SAFETY: the key's VAES token proves AVX-512 F/BW/VL, VAES and
-            // AES-NI; `c`'s token proves SHA-NI, SSSE3 and SSE4.1.
+            // AES-NI; `_isa` proves the kernel's features.
             AesNiKey::Aes128(s, _) => unsafe {
-                fused_vaes::<K, 11>(&s.dec, iv, region, &engine.state, header, hash_len)
+                K::Isa::fused_vaes::<K, 11>(&s.dec, iv, region, &engine.state, header, hash_len)
             },
             // SAFETY: as above.
             AesNiKey::Aes256(s, _) => unsafe {
-                fused_vaes::<K, 15>(&s.dec, iv, region, &engine.state, header, hash_len)
+                K::Isa::fused_vaes::<K, 15>(&s.dec, iv, region, &engine.state, header, hash_len)
             },
         },
         AesKey::AesNi(key) => match key {
-            // SAFETY: the key's token proves AES-NI; `c`'s token SHA-NI,
-            // SSSE3 and SSE4.1.
+            // SAFETY: the key's token proves AES-NI; `_isa` the kernel's
+            // features.
             AesNiKey::Aes128(s, _) => unsafe {
-                fused::<K, 11>(&s.dec, iv, region, &engine.state, header, hash_len)
+                K::Isa::fused::<K, 11>(&s.dec, iv, region, &engine.state, header, hash_len)
             },
             // SAFETY: as above.
             AesNiKey::Aes256(s, _) => unsafe {
-                fused::<K, 15>(&s.dec, iv, region, &engine.state, header, hash_len)
+                K::Isa::fused::<K, 15>(&s.dec, iv, region, &engine.state, header, hash_len)
             },
         },
         AesKey::Portable(_) => {
@@ -473,9 +605,11 @@ fn decrypt_absorb<K: HashKernel>(
 /// chunk of `CHUNK` bytes in place (chaining from and returning the
 /// previous ciphertext block). Returns the state after the full hash
 /// blocks of `header || region[..hash_len]`.
-#[inline]
-#[target_feature(enable = "aes,sha,sse2,ssse3,sse4.1")]
-fn fused_loop<K: HashKernel, const N: usize, const CHUNK: usize>(
+///
+/// # Safety
+/// As [`mte`].
+#[inline(always)]
+unsafe fn fused_loop<K: HashKernel, const N: usize, const CHUNK: usize>(
     k: &[__m128i; N],
     iv: &[u8; 16],
     region: &mut [u8],
@@ -484,42 +618,47 @@ fn fused_loop<K: HashKernel, const N: usize, const CHUNK: usize>(
     hash_len: usize,
     mut decrypt_chunk: impl FnMut(__m128i, &mut [u8; CHUNK]) -> __m128i,
 ) -> <K::H as HashFunction>::State {
-    let full = (13 + hash_len) / K::BLOCK;
-    // SAFETY: this function enables the kernel's features.
-    let mut regs = unsafe { K::load_state(state) };
-    let mut prev = load(iv);
-    let mut hashed = 0;
-    let chunks = region.len() / CHUNK;
-    for i in 0..chunks {
-        let chunk = (&mut region[CHUNK * i..CHUNK * (i + 1)])
-            .try_into()
-            .expect("chunk");
-        prev = decrypt_chunk(prev, chunk);
-        let ready = CHUNK * (i + 1);
-        while hashed < full && K::BLOCK * (hashed + 1) - 13 + OPEN_LAG <= ready {
+    // SAFETY: the caller guarantees AES-NI and the kernel's features.
+    unsafe {
+        let full = (13 + hash_len) / K::BLOCK;
+        let mut regs = K::load_state(state);
+        let mut prev = load(iv);
+        let mut hashed = 0;
+        let chunks = region.len() / CHUNK;
+        for i in 0..chunks {
+            let chunk = (&mut region[CHUNK * i..CHUNK * (i + 1)])
+                .try_into()
+                .expect("chunk");
+            prev = decrypt_chunk(prev, chunk);
+            let ready = CHUNK * (i + 1);
+            while hashed < full && K::BLOCK * (hashed + 1) - 13 + OPEN_LAG <= ready {
+                regs = if hashed == 0 {
+                    K::compress(regs, &first_block::<K>(header, region))
+                } else {
+                    K::compress(regs, later_block::<K>(region, hashed))
+                };
+                hashed += 1;
+            }
+        }
+        super::aes::decrypt_run(k, prev, &mut region[CHUNK * chunks..]);
+        while hashed < full {
             regs = if hashed == 0 {
-                compress_one::<K>(regs, &first_block::<K>(header, region))
+                K::compress(regs, &first_block::<K>(header, region))
             } else {
-                compress_one::<K>(regs, later_block::<K>(region, hashed))
+                K::compress(regs, later_block::<K>(region, hashed))
             };
             hashed += 1;
         }
+        K::store_state(regs)
     }
-    super::aes::decrypt_run(k, prev, &mut region[CHUNK * chunks..]);
-    while hashed < full {
-        regs = if hashed == 0 {
-            compress_one::<K>(regs, &first_block::<K>(header, region))
-        } else {
-            compress_one::<K>(regs, later_block::<K>(region, hashed))
-        };
-        hashed += 1;
-    }
-    // SAFETY: as above.
-    unsafe { K::store_state(regs) }
 }
 
-#[target_feature(enable = "aes,sha,sse2,ssse3,sse4.1")]
-fn fused<K: HashKernel, const N: usize>(
+/// The fused open prefix on AES-NI.
+///
+/// # Safety
+/// As [`mte`].
+#[inline(always)]
+unsafe fn fused<K: HashKernel, const N: usize>(
     dec: &Schedule<N>,
     iv: &[u8; 16],
     region: &mut [u8],
@@ -527,14 +666,21 @@ fn fused<K: HashKernel, const N: usize>(
     header: &[u8; 13],
     hash_len: usize,
 ) -> <K::H as HashFunction>::State {
-    let k = load_keys(dec);
-    fused_loop::<K, N, 128>(&k, iv, region, state, header, hash_len, |prev, chunk| {
-        super::aes::decrypt_run(&k, prev, chunk)
-    })
+    // SAFETY: the caller guarantees AES-NI and the kernel's features.
+    unsafe {
+        let k = load_keys(dec);
+        fused_loop::<K, N, 128>(&k, iv, region, state, header, hash_len, |prev, chunk| {
+            super::aes::decrypt_run(&k, prev, chunk)
+        })
+    }
 }
 
-#[target_feature(enable = "avx512f,avx512bw,avx512vl,vaes,aes,sha,sse2,ssse3,sse4.1")]
-fn fused_vaes<K: HashKernel, const N: usize>(
+/// The fused open prefix on VAES-512.
+///
+/// # Safety
+/// As [`mte`], and the CPU has AVX-512 F/BW/VL and VAES.
+#[inline(always)]
+unsafe fn fused_vaes<K: HashKernel, const N: usize>(
     dec: &Schedule<N>,
     iv: &[u8; 16],
     region: &mut [u8],
@@ -542,8 +688,11 @@ fn fused_vaes<K: HashKernel, const N: usize>(
     header: &[u8; 13],
     hash_len: usize,
 ) -> <K::H as HashFunction>::State {
-    let k = load_keys(dec);
-    fused_loop::<K, N, 256>(&k, iv, region, state, header, hash_len, |prev, chunk| {
-        super::vaes::decrypt_run(dec, prev, chunk)
-    })
+    // SAFETY: the caller guarantees AES-NI and the kernel's features.
+    unsafe {
+        let k = load_keys(dec);
+        fused_loop::<K, N, 256>(&k, iv, region, state, header, hash_len, |prev, chunk| {
+            super::vaes::decrypt_run(dec, prev, chunk)
+        })
+    }
 }
