@@ -141,6 +141,15 @@ impl fmt::Display for Backend {
     }
 }
 
+/// `x`, hidden from the optimiser (see `primitives::ct::barrier`).
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+pub(crate) fn opaque(x: usize) -> usize {
+    let mut x = x as u64;
+    x86_64::pin_u64(&mut x);
+    x as usize
+}
+
 /// Expanded AES key material, in the form its backend needs.
 #[derive(Clone)]
 pub(crate) enum AesKey {
