@@ -3,12 +3,14 @@
 //!
 //! The message schedule runs in the vector unit, four words per xmm
 //! register (VEX-encoded 128-bit operations), with the round constants
-//! added there too; each group's four `W + K` words go through a small
-//! stack array to the scalar rounds, which use `rorx` (BMI2) for the
-//! rotations and `andn` (BMI1) for the choice function. The schedule of a
-//! group is computed four groups ahead of the rounds that consume it, so
-//! the two streams of work are independent in the instruction window and
-//! the vector work hides behind the rounds' dependency chain.
+//! added there too; each group's four `W + K` words pass through a small
+//! array to the scalar rounds (the compiler turns that into lane extracts,
+//! which measured faster than reloading the words from the stack), and the
+//! rounds use `rorx` (BMI2) for the rotations and `andn` (BMI1) for the
+//! choice function. The schedule of a group is computed four groups ahead
+//! of the rounds that consume it, so the two streams of work are
+//! independent in the instruction window and the vector work hides behind
+//! the rounds' dependency chain.
 //!
 //! The rounds are cut into groups of four like the SHA-NI kernels', so the
 //! stitched loops can place AES rounds between them.
@@ -59,6 +61,24 @@ fn write_be(words: &[u32], out: &mut [u8]) {
     for (chunk, w) in out[..4 * words.len()].chunks_exact_mut(4).zip(words) {
         chunk.copy_from_slice(&w.to_be_bytes());
     }
+}
+
+/// `x`, opaque to the optimiser: sums formed before it are not
+/// reassociated with the terms added after it, which fixes the order of an
+/// addition chain (the term on the critical path last). It compiles to
+/// nothing.
+#[inline(always)]
+fn opaque(mut x: u32) -> u32 {
+    // SAFETY: the assembly is empty: it reads and writes only `x`'s
+    // register, touches no memory, stack or flags.
+    unsafe {
+        core::arch::asm!(
+            "/* {0:e} */",
+            inout(reg) x,
+            options(pure, nomem, nostack, preserves_flags)
+        );
+    }
+    x
 }
 
 /// Hands `x` through [`super::pin_u64`], so that it is computed at this
@@ -122,10 +142,10 @@ fn sha1_rounds<F: FnMut(usize)>(state: [u32; 5], msg: [__m128i; 4], mut slot: F)
         ($t:expr, $f:expr) => {
             let t: usize = $t;
             let f: u32 = $f;
-            let temp = e
-                .wrapping_add(wk[t])
-                .wrapping_add(f)
-                .wrapping_add(a.rotate_left(5));
+            // The terms in order of readiness: e + W + K long before, then
+            // f of the previous round's a, then rol5 of this round's.
+            let ew = opaque(e.wrapping_add(wk[t]));
+            let temp = opaque(ew.wrapping_add(f)).wrapping_add(a.rotate_left(5));
             e = d;
             d = c;
             c = b.rotate_left(30);
