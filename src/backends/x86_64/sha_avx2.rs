@@ -3,14 +3,14 @@
 //!
 //! The message schedule runs in the vector unit, four words per xmm
 //! register (VEX-encoded 128-bit operations), with the round constants
-//! added there too; each group's four `W + K` words pass through a small
-//! array to the scalar rounds (the compiler turns that into lane extracts,
-//! which measured faster than reloading the words from the stack), and the
-//! rounds use `rorx` (BMI2) for the rotations and `andn` (BMI1) for the
-//! choice function. The schedule of a group is computed four groups ahead
-//! of the rounds that consume it, so the two streams of work are
-//! independent in the instruction window and the vector work hides behind
-//! the rounds' dependency chain.
+//! added there too; each group's four `W + K` words go to the scalar
+//! rounds by lane extracts (which measured faster here than storing the
+//! vector and reloading the words from the stack), and the rounds use
+//! `rorx` (BMI2) for the rotations and `andn` (BMI1) for the choice
+//! function. The schedule of a group is computed four groups ahead of the
+//! rounds that consume it, so the two streams of work are independent in
+//! the instruction window and the vector work hides behind the rounds'
+//! dependency chain.
 //!
 //! The rounds are cut into groups of four like the SHA-NI kernels', so the
 //! stitched loops can place AES rounds between them.
@@ -39,13 +39,30 @@ fn be_words(data: &[u8], at: usize) -> __m128i {
     _mm_shuffle_epi8(load(block(data, at)), mask)
 }
 
-/// Stores `v`'s four lanes into `wk[at..at + 4]`.
+/// The four lanes of `v` as scalars, through two 64-bit moves (`vmovq`,
+/// `vpextrq`) and two shifts: five uops where `vmovd` and three `vpextrd`
+/// take seven.
+/// Faster for SHA-1; SHA-256, with more integer work per round to
+/// compete with the shifts, is faster with [`lanes_pextrd`].
 #[inline]
 #[target_feature(enable = "avx2,bmi1,bmi2,ssse3,sse4.1")]
-fn store_wk<const N: usize>(wk: &mut [u32; N], at: usize, v: __m128i) {
-    let dst: &mut [u32; 4] = (&mut wk[at..at + 4]).try_into().expect("4 words");
-    // SAFETY: `dst` is 16 writable bytes; `storeu` needs no alignment.
-    unsafe { _mm_storeu_si128(dst.as_mut_ptr().cast(), v) }
+fn lanes(v: __m128i) -> [u32; 4] {
+    // Opaque, or the compiler turns the halves back into `vpextrd`s.
+    let lo = opaque64(_mm_cvtsi128_si64(v) as u64);
+    let hi = opaque64(_mm_extract_epi64::<1>(v) as u64);
+    [lo as u32, (lo >> 32) as u32, hi as u32, (hi >> 32) as u32]
+}
+
+/// The four lanes of `v` as scalars, one `vmovd`/`vpextrd` each.
+#[inline]
+#[target_feature(enable = "avx2,bmi1,bmi2,ssse3,sse4.1")]
+fn lanes_pextrd(v: __m128i) -> [u32; 4] {
+    [
+        _mm_cvtsi128_si32(v) as u32,
+        _mm_extract_epi32::<1>(v) as u32,
+        _mm_extract_epi32::<2>(v) as u32,
+        _mm_extract_epi32::<3>(v) as u32,
+    ]
 }
 
 /// Rotates each lane left by `L` (`R` = 32 - `L`).
@@ -74,6 +91,20 @@ fn opaque(mut x: u32) -> u32 {
     unsafe {
         core::arch::asm!(
             "/* {0:e} */",
+            inout(reg) x,
+            options(pure, nomem, nostack, preserves_flags)
+        );
+    }
+    x
+}
+
+/// [`opaque`] for 64-bit values.
+#[inline(always)]
+fn opaque64(mut x: u64) -> u64 {
+    // SAFETY: as in `opaque`.
+    unsafe {
+        core::arch::asm!(
+            "/* {0} */",
             inout(reg) x,
             options(pure, nomem, nostack, preserves_flags)
         );
@@ -132,19 +163,19 @@ fn sha1_schedule(x: &[__m128i; 8], g: usize) -> __m128i {
 fn sha1_rounds<F: FnMut(usize)>(state: [u32; 5], msg: [__m128i; 4], mut slot: F) -> [u32; 5] {
     let mut x = [_mm_setzero_si128(); 8];
     x[..4].copy_from_slice(&msg);
-    let mut wk = [0u32; 80];
+    let mut wk = [_mm_setzero_si128(); 20];
     let k = |g: usize| _mm_set1_epi32(K1[g / 5] as i32);
     for (g, w) in msg.iter().enumerate() {
-        store_wk(&mut wk, 4 * g, _mm_add_epi32(*w, k(g)));
+        wk[g] = _mm_add_epi32(*w, k(g));
     }
     let [mut a, mut b, mut c, mut d, mut e] = state;
     macro_rules! round {
-        ($t:expr, $f:expr) => {
+        ($w:ident, $t:expr, $f:expr) => {
             let t: usize = $t;
             let f: u32 = $f;
             // The terms in order of readiness: e + W + K long before, then
             // f of the previous round's a, then rol5 of this round's.
-            let ew = opaque(e.wrapping_add(wk[t]));
+            let ew = opaque(e.wrapping_add($w[t % 4]));
             let temp = opaque(ew.wrapping_add(f)).wrapping_add(a.rotate_left(5));
             e = d;
             d = c;
@@ -161,15 +192,16 @@ fn sha1_rounds<F: FnMut(usize)>(state: [u32; 5], msg: [__m128i; 4], mut slot: F)
                     // The schedule four groups ahead.
                     let w = sha1_schedule(&x, g + 4);
                     x[(g + 4) % 8] = w;
-                    store_wk(&mut wk, 4 * (g + 4), _mm_add_epi32(w, k(g + 4)));
+                    wk[g + 4] = _mm_add_epi32(w, k(g + 4));
                 }
+                let w4 = lanes(wk[g]);
                 for t in 4 * g..4 * g + 4 {
                     match g / 5 {
                         // Ch: the two terms are disjoint, so they add.
-                        0 => { round!(t, (b & c).wrapping_add(!b & d)); }
+                        0 => { round!(w4, t, (b & c).wrapping_add(!b & d)); }
                         // Maj, as two disjoint terms as well.
-                        2 => { round!(t, (b & c).wrapping_add(d & (b ^ c))); }
-                        _ => { round!(t, b ^ c ^ d); }
+                        2 => { round!(w4, t, (b & c).wrapping_add(d & (b ^ c))); }
+                        _ => { round!(w4, t, b ^ c ^ d); }
                     }
                 }
                 // Keep the slot's AES rounds here (see `pin_xmm`).
@@ -330,19 +362,19 @@ fn big_sigma1(x: u32) -> u32 {
 #[target_feature(enable = "avx2,bmi1,bmi2,ssse3,sse4.1")]
 fn sha256_rounds<F: FnMut(usize)>(state: [u32; 8], msg: [__m128i; 4], mut slot: F) -> [u32; 8] {
     let mut x = msg;
-    let mut wk = [0u32; 64];
+    let mut wk = [_mm_setzero_si128(); 16];
     for (g, w) in msg.iter().enumerate() {
-        store_wk(&mut wk, 4 * g, sha256_plus_k(*w, g));
+        wk[g] = sha256_plus_k(*w, g);
     }
     let [mut a, mut b, mut c, mut d, mut e, mut f, mut g, mut h] = state;
     // b ^ c, for Maj: this round's a ^ b is the next round's b ^ c.
     let mut bc = b ^ c;
     macro_rules! round {
-        ($t:expr) => {
+        ($w:ident, $t:expr) => {
             let t: usize = $t;
             // Ch's two terms are disjoint, so they add.
             let t1 = h
-                .wrapping_add(wk[t])
+                .wrapping_add($w[t % 4])
                 .wrapping_add(!e & g)
                 .wrapping_add(e & f)
                 .wrapping_add(big_sigma1(e));
@@ -366,15 +398,16 @@ fn sha256_rounds<F: FnMut(usize)>(state: [u32; 8], msg: [__m128i; 4], mut slot: 
                 let i: usize = $i;
                 if i + 4 < 16 {
                     // The schedule four groups ahead, into the ring slot
-                    // whose W + K is already stored.
+                    // whose W + K is already computed.
                     let w = sha256_schedule(&x, i + 4);
                     x[i % 4] = w;
-                    store_wk(&mut wk, 4 * (i + 4), sha256_plus_k(w, i + 4));
+                    wk[i + 4] = sha256_plus_k(w, i + 4);
                 }
-                round!(4 * i);
-                round!(4 * i + 1);
-                round!(4 * i + 2);
-                round!(4 * i + 3);
+                let w4 = lanes_pextrd(wk[i]);
+                round!(w4, 4 * i);
+                round!(w4, 4 * i + 1);
+                round!(w4, 4 * i + 2);
+                round!(w4, 4 * i + 3);
                 // Keep the slot's AES rounds here (see `pin_xmm`).
                 pin_u32(&mut a);
                 pin_u32(&mut e);
