@@ -41,9 +41,8 @@ fn be_words(data: &[u8], at: usize) -> __m128i {
 
 /// The four lanes of `v` as scalars, through two 64-bit moves (`vmovq`,
 /// `vpextrq`) and two shifts: five uops where `vmovd` and three `vpextrd`
-/// take seven.
-/// Faster for SHA-1; SHA-256, with more integer work per round to
-/// compete with the shifts, is faster with [`lanes_pextrd`].
+/// take seven. It measured faster for SHA-1; for SHA-256,
+/// [`lanes_pextrd`] measured slightly faster.
 #[inline]
 #[target_feature(enable = "avx2,bmi1,bmi2,ssse3,sse4.1")]
 fn lanes(v: __m128i) -> [u32; 4] {
