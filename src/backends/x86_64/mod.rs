@@ -15,6 +15,7 @@
 pub(crate) mod aes;
 pub(crate) mod sha;
 pub(crate) mod sha512;
+pub(crate) mod sha_avx2;
 pub(crate) mod stitch;
 pub(crate) mod vaes;
 
