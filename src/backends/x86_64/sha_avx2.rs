@@ -225,6 +225,7 @@ impl HashKernel for Sha1Avx2 {
     /// `W[0..16]`, four words a register, `W[4i]` in lane 0 of `[i]`.
     type Msg = [__m128i; 4];
     const BLOCK: usize = 64;
+    type Isa = super::Avx2;
     const GROUPS: usize = 20;
 
     #[inline]
@@ -433,6 +434,7 @@ impl HashKernel for Sha256Avx2 {
     /// `W[0..16]`, four words a register, `W[4i]` in lane 0 of `[i]`.
     type Msg = [__m128i; 4];
     const BLOCK: usize = 64;
+    type Isa = super::Avx2;
     const GROUPS: usize = 16;
 
     #[inline]
