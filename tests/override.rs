@@ -27,6 +27,12 @@ fn expected_backend(mask: u32) -> Backend {
         let sha = std::arch::is_x86_feature_detected!("sha")
             && std::arch::is_x86_feature_detected!("ssse3")
             && std::arch::is_x86_feature_detected!("sse4.1");
+        let avx2 = std::arch::is_x86_feature_detected!("avx")
+            && std::arch::is_x86_feature_detected!("avx2")
+            && std::arch::is_x86_feature_detected!("bmi1")
+            && std::arch::is_x86_feature_detected!("bmi2")
+            && std::arch::is_x86_feature_detected!("ssse3")
+            && std::arch::is_x86_feature_detected!("sse4.1");
         let vaes = std::arch::is_x86_feature_detected!("avx512f")
             && std::arch::is_x86_feature_detected!("avx512bw")
             && std::arch::is_x86_feature_detected!("avx512vl")
@@ -34,11 +40,14 @@ fn expected_backend(mask: u32) -> Backend {
         let allow = |bit: u32| mask == 0 || mask & bit != 0;
         let aes = aes && allow(0x2);
         let sha = sha && allow(0x8);
+        let avx2 = avx2 && allow(0x4);
         let vaes = vaes && allow(0x10);
         if aes && sha && vaes {
             Backend::Vaes512ShaNi
         } else if aes && sha {
             Backend::AesNiShaNi
+        } else if aes && avx2 {
+            Backend::AesNiAvx2
         } else if aes {
             Backend::AesNi
         } else {
@@ -118,7 +127,9 @@ fn masks_select_backends() {
         return;
     }
     let exe = std::env::current_exe().unwrap();
-    for value in ["0x1", "0x2", "0x6", "0xa", "0x1e", "0", "1e", "zz"] {
+    for value in [
+        "0x1", "0x2", "0x4", "0x6", "0xa", "0xe", "0x1e", "0", "1e", "zz",
+    ] {
         let out = Command::new(&exe)
             .args([
                 "--exact",

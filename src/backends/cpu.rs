@@ -11,7 +11,7 @@ use core::fmt;
 // backend) a non-zero mask, as in GnuTLS.
 /// `0x2`: AES-NI (with SSE2, SSSE3, SSE4.1).
 pub(crate) const AES_NI: u32 = 0x2;
-/// `0x4`: SSSE3/AVX2 hash kernels.
+/// `0x4`: AVX2 (with BMI1/BMI2, SSSE3, SSE4.1) hash kernels.
 pub(crate) const AVX2: u32 = 0x4;
 /// `0x8`: the SHA extensions (SHA-NI).
 pub(crate) const SHA_NI: u32 = 0x8;
@@ -70,12 +70,15 @@ pub(crate) fn enabled() -> u32 {
 /// |---|---|
 /// | `0x1` | nothing: the portable backend only ("no acceleration") |
 /// | `0x2` | AES-NI: [`Backend::AesNi`](crate::Backend::AesNi) |
-/// | `0x4` | SSSE3/AVX2 hash kernels (reserved: no backend uses them yet) |
+/// | `0x4` | AVX2 + BMI2 hash kernels: with `0x2`, [`Backend::AesNiAvx2`](crate::Backend::AesNiAvx2) (for CPUs without SHA-NI) |
 /// | `0x8` | SHA-NI: with `0x2`, [`Backend::AesNiShaNi`](crate::Backend::AesNiShaNi) |
 /// | `0x10` | AVX-512 F/BW/VL + VAES: with `0x2` and `0x8`, [`Backend::Vaes512ShaNi`](crate::Backend::Vaes512ShaNi) |
 ///
-/// So `0x1` selects [`Backend::Portable`](crate::Backend::Portable), `0xa`
-/// AES-NI with SHA-NI, `0x1e` everything. Bits above `0x10` are ignored.
+/// So `0x1` selects [`Backend::Portable`](crate::Backend::Portable), `0x6`
+/// AES-NI with the AVX2 hash kernels, `0xa` AES-NI with SHA-NI, `0x1e`
+/// everything. The SHA-NI backends hash SHA-384 (which SHA-NI does not
+/// cover) with the AVX2 kernel when the CPU has AVX2, whether or not the
+/// mask has `0x4`. Bits above `0x10` are ignored.
 ///
 /// Returns `Ok(None)` when the variable is unset or empty (and always in
 /// `no_std` builds), `Ok(Some(mask))` when it parses, and an
@@ -145,7 +148,7 @@ impl OverrideError {
   unset or 0  everything the CPU has
   0x1         none of this crate's kernels (portable backend)
   0x2         AES-NI
-  0x4         SSSE3/AVX2 (reserved)
+  0x4         AVX2 + BMI2 hash kernels (for CPUs without SHA-NI)
   0x8         SHA-NI
   0x10        AVX-512 + VAES
   (or-ed together, hexadecimal, with or without 0x; e.g. 0xa, 0x1e)";

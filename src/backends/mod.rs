@@ -10,13 +10,15 @@
 //! - `cpu`: feature detection and `CBC_HMAC_CPUID_OVERRIDE`.
 //! - `x86_64` (the only module with `unsafe`): AES-NI key expansion and
 //!   CBC (`aes`), VAES-512 CBC decryption (`vaes`), SHA-NI SHA-1/SHA-256
-//!   (`sha`), a scalar SHA-512 cut into groups of rounds (`sha512`), and
-//!   the stitched seal and fused open built from them (`stitch`).
+//!   (`sha`), SHA-1/SHA-256 for AVX2 CPUs without SHA-NI (`sha_avx2`),
+//!   SHA-512 on AVX2 and in plain scalar code (`sha512`), and the stitched
+//!   seal and fused open built from them (`stitch`).
 //!
 //! [`seal_mac_then_encrypt`] and [`seal_encrypt_then_mac`] pick a stitched
-//! kernel when the AES key is an AES-NI one and the MAC runs on the SHA-NI
-//! compressor (all three hashes), and the portable composition otherwise;
-//! the open's public prefix goes through [`DecryptAbsorb`].
+//! kernel when the AES key is an AES-NI one and the MAC runs on one of our
+//! compressors (SHA-NI or AVX2; all three hashes), and the portable
+//! composition otherwise; the open's public prefix goes through
+//! [`DecryptAbsorb`].
 
 use core::fmt;
 
@@ -53,6 +55,11 @@ pub enum Backend {
     /// SHA-1/SHA-256: the MAC is computed in the gaps of the serial CBC
     /// encryption chain. Needs override bits `0x2 | 0x8`.
     AesNiShaNi,
+    /// AES-NI CBC (eight-block parallel decryption) stitched with SHA-1 and
+    /// SHA-256 whose message schedule runs on AVX2 vectors and rounds on
+    /// BMI2 scalar code: for CPUs without SHA-NI. Needs override bits
+    /// `0x2 | 0x4`.
+    AesNiAvx2,
     /// AES-NI CBC with the hash compression of the `sha1`/`sha2` crates
     /// (which choose SHA-NI or AVX2 themselves). Needs override bit `0x2`.
     AesNi,
@@ -63,9 +70,10 @@ pub enum Backend {
 
 impl Backend {
     /// Every backend, best first.
-    pub const ALL: [Backend; 4] = [
+    pub const ALL: [Backend; 5] = [
         Backend::Vaes512ShaNi,
         Backend::AesNiShaNi,
+        Backend::AesNiAvx2,
         Backend::AesNi,
         Backend::Portable,
     ];
@@ -75,6 +83,7 @@ impl Backend {
         match self {
             Backend::Vaes512ShaNi => "vaes512-shani",
             Backend::AesNiShaNi => "aesni-shani",
+            Backend::AesNiAvx2 => "aesni-avx2",
             Backend::AesNi => "aesni",
             Backend::Portable => "portable",
         }
@@ -86,6 +95,7 @@ impl Backend {
         match self {
             Backend::Vaes512ShaNi => cpu::AES_NI | cpu::SHA_NI | cpu::VAES512,
             Backend::AesNiShaNi => cpu::AES_NI | cpu::SHA_NI,
+            Backend::AesNiAvx2 => cpu::AES_NI | cpu::AVX2,
             Backend::AesNi => cpu::AES_NI,
             Backend::Portable => 0,
         }
@@ -97,6 +107,7 @@ impl Backend {
         match self {
             Backend::Vaes512ShaNi => "AES-NI, SHA-NI, AVX-512F/BW/VL and VAES",
             Backend::AesNiShaNi => "AES-NI and SHA-NI",
+            Backend::AesNiAvx2 => "AES-NI, AVX2 and BMI2",
             Backend::AesNi => "AES-NI",
             Backend::Portable => "nothing",
         }
@@ -173,7 +184,7 @@ impl AesKey {
                         return AesKey::Vaes512(Vaes512Key::new(t, k));
                     }
                 }
-                Backend::AesNiShaNi | Backend::AesNi => {
+                Backend::AesNiShaNi | Backend::AesNiAvx2 | Backend::AesNi => {
                     if let Some(t) = AesNi::detect() {
                         return AesKey::AesNi(AesNiKey::new(t, cipher, key));
                     }
@@ -249,21 +260,40 @@ impl AesKey {
 #[derive(Clone, Copy, Debug)]
 pub(crate) enum Compressor {
     Crates(portable::CrateCompress),
-    /// SHA-1 and SHA-256 on SHA-NI; SHA-384 on the `sha2` crate.
+    /// SHA-1 and SHA-256 on SHA-NI; SHA-384 on AVX2 where the CPU has it.
     #[cfg(target_arch = "x86_64")]
     ShaNi(x86_64::sha::ShaNiCompress),
+    /// SHA-1, SHA-256 and SHA-384 with AVX2 message schedules.
+    #[cfg(target_arch = "x86_64")]
+    Avx2(x86_64::sha_avx2::Avx2Compress),
 }
 
 impl Compressor {
     pub(crate) fn new(backend: Backend) -> Self {
-        match backend {
-            #[cfg(target_arch = "x86_64")]
-            Backend::Vaes512ShaNi | Backend::AesNiShaNi => match x86_64::ShaNi::detect() {
-                Some(t) => Compressor::ShaNi(x86_64::sha::ShaNiCompress(t)),
-                None => Compressor::Crates(portable::CrateCompress),
-            },
-            _ => Compressor::Crates(portable::CrateCompress),
+        #[cfg(target_arch = "x86_64")]
+        {
+            use x86_64::{Avx2, ShaNi, sha::ShaNiCompress, sha_avx2::Avx2Compress};
+            // SHA-384 has no SHA-NI instructions: the SHA-NI backends use
+            // the AVX2 kernel for it when the CPU has AVX2 (all that have
+            // AVX-512 do), whatever the override says about bit 0x4, which
+            // selects the SHA-1/SHA-256 kernels.
+            match backend {
+                Backend::Vaes512ShaNi | Backend::AesNiShaNi => {
+                    if let Some(sha) = ShaNi::detect() {
+                        let avx2 = Avx2::detect();
+                        return Compressor::ShaNi(ShaNiCompress { sha, avx2 });
+                    }
+                }
+                Backend::AesNiAvx2 => {
+                    if let Some(t) = Avx2::detect() {
+                        return Compressor::Avx2(Avx2Compress(t));
+                    }
+                }
+                Backend::AesNi | Backend::Portable => {}
+            }
         }
+        let _ = backend;
+        Compressor::Crates(portable::CrateCompress)
     }
 }
 
@@ -275,6 +305,8 @@ macro_rules! with_compressor {
             $crate::backends::Compressor::Crates(ref $c) => $body,
             #[cfg(target_arch = "x86_64")]
             $crate::backends::Compressor::ShaNi(ref $c) => $body,
+            #[cfg(target_arch = "x86_64")]
+            $crate::backends::Compressor::Avx2(ref $c) => $body,
         }
     };
 }
@@ -334,20 +366,38 @@ pub(crate) fn seal_mac_then_encrypt(
     plaintext_len: usize,
 ) {
     #[cfg(target_arch = "x86_64")]
-    if let (Some(k), Compressor::ShaNi(c)) = (aes.aes_ni(), mac.compressor()) {
+    if let Some(k) = aes.aes_ni() {
         use crate::primitives::hmac::AnyStates;
         use x86_64::sha::{Sha1Ni, Sha256Ni};
+        use x86_64::sha_avx2::{Sha1Avx2, Sha256Avx2};
         use x86_64::sha512::Sha384Scalar;
         use x86_64::stitch::seal_mac_then_encrypt as stitched;
-        return match mac.states() {
-            AnyStates::Sha1(s) => stitched::<Sha1Ni>(k, c.0, s, header, iv, body, plaintext_len),
-            AnyStates::Sha256(s) => {
-                stitched::<Sha256Ni>(k, c.0, s, header, iv, body, plaintext_len)
+        use x86_64::{Avx2, ShaNi};
+        let (h, b, p) = (header, &mut *body, plaintext_len);
+        match (mac.compressor(), mac.states()) {
+            (Compressor::ShaNi(c), AnyStates::Sha1(s)) => {
+                return stitched::<Sha1Ni>(k, c.sha, s, h, iv, b, p);
             }
-            AnyStates::Sha384(s) => {
-                stitched::<Sha384Scalar>(k, c.0, s, header, iv, body, plaintext_len)
+            (Compressor::ShaNi(c), AnyStates::Sha256(s)) => {
+                return stitched::<Sha256Ni>(k, c.sha, s, h, iv, b, p);
             }
-        };
+            (Compressor::ShaNi(c), AnyStates::Sha384(s)) => {
+                return match c.avx2 {
+                    Some(t) => stitched::<Sha384Scalar<Avx2>>(k, t, s, h, iv, b, p),
+                    None => stitched::<Sha384Scalar<ShaNi>>(k, c.sha, s, h, iv, b, p),
+                };
+            }
+            (Compressor::Avx2(c), AnyStates::Sha1(s)) => {
+                return stitched::<Sha1Avx2>(k, c.0, s, h, iv, b, p);
+            }
+            (Compressor::Avx2(c), AnyStates::Sha256(s)) => {
+                return stitched::<Sha256Avx2>(k, c.0, s, h, iv, b, p);
+            }
+            (Compressor::Avx2(c), AnyStates::Sha384(s)) => {
+                return stitched::<Sha384Scalar<Avx2>>(k, c.0, s, h, iv, b, p);
+            }
+            (Compressor::Crates(_), _) => {}
+        }
     }
     let m = mac.output_len();
     let (plaintext, rest) = body.split_at_mut(plaintext_len);
@@ -374,17 +424,38 @@ pub(crate) fn seal_encrypt_then_mac(
     plaintext_len: usize,
 ) {
     #[cfg(target_arch = "x86_64")]
-    if let (Some(k), Compressor::ShaNi(c)) = (aes.aes_ni(), mac.compressor()) {
+    if let Some(k) = aes.aes_ni() {
         use crate::primitives::hmac::AnyStates;
         use x86_64::sha::{Sha1Ni, Sha256Ni};
+        use x86_64::sha_avx2::{Sha1Avx2, Sha256Avx2};
         use x86_64::sha512::Sha384Scalar;
         use x86_64::stitch::seal_encrypt_then_mac as stitched;
-        let (h, f, n, p) = (header, fragment, iv_len, plaintext_len);
-        return match mac.states() {
-            AnyStates::Sha1(s) => stitched::<Sha1Ni>(k, c.0, s, h, iv, f, n, p),
-            AnyStates::Sha256(s) => stitched::<Sha256Ni>(k, c.0, s, h, iv, f, n, p),
-            AnyStates::Sha384(s) => stitched::<Sha384Scalar>(k, c.0, s, h, iv, f, n, p),
-        };
+        use x86_64::{Avx2, ShaNi};
+        let (h, f, n, p) = (header, &mut *fragment, iv_len, plaintext_len);
+        match (mac.compressor(), mac.states()) {
+            (Compressor::ShaNi(c), AnyStates::Sha1(s)) => {
+                return stitched::<Sha1Ni>(k, c.sha, s, h, iv, f, n, p);
+            }
+            (Compressor::ShaNi(c), AnyStates::Sha256(s)) => {
+                return stitched::<Sha256Ni>(k, c.sha, s, h, iv, f, n, p);
+            }
+            (Compressor::ShaNi(c), AnyStates::Sha384(s)) => {
+                return match c.avx2 {
+                    Some(t) => stitched::<Sha384Scalar<Avx2>>(k, t, s, h, iv, f, n, p),
+                    None => stitched::<Sha384Scalar<ShaNi>>(k, c.sha, s, h, iv, f, n, p),
+                };
+            }
+            (Compressor::Avx2(c), AnyStates::Sha1(s)) => {
+                return stitched::<Sha1Avx2>(k, c.0, s, h, iv, f, n, p);
+            }
+            (Compressor::Avx2(c), AnyStates::Sha256(s)) => {
+                return stitched::<Sha256Avx2>(k, c.0, s, h, iv, f, n, p);
+            }
+            (Compressor::Avx2(c), AnyStates::Sha384(s)) => {
+                return stitched::<Sha384Scalar<Avx2>>(k, c.0, s, h, iv, f, n, p);
+            }
+            (Compressor::Crates(_), _) => {}
+        }
     }
     let end = fragment.len() - mac.output_len();
     let body = &mut fragment[iv_len..end];

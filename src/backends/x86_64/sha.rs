@@ -430,14 +430,18 @@ fn compress_blocks<K: HashKernel>(
 }
 
 /// The compression functions of the SHA-NI backends: SHA-1 and SHA-256
-/// with SHA-NI, SHA-384 with the `sha2` crate.
+/// with SHA-NI; SHA-384 (which SHA-NI does not cover) with our AVX2 kernel
+/// when the CPU has AVX2, else with the `sha2` crate.
 #[derive(Clone, Copy, Debug)]
-pub(crate) struct ShaNiCompress(pub(crate) ShaNi);
+pub(crate) struct ShaNiCompress {
+    pub(crate) sha: ShaNi,
+    pub(crate) avx2: Option<super::Avx2>,
+}
 
 impl Compress<Sha1> for ShaNiCompress {
     #[inline]
     fn compress(&self, state: &mut [u32; 5], blocks: &[[u8; 64]]) {
-        // SAFETY: `self.0` proves the CPU has SHA-NI, SSSE3 and SSE4.1.
+        // SAFETY: `self.sha` proves the CPU has SHA-NI, SSSE3 and SSE4.1.
         unsafe { compress_blocks::<Sha1Ni>(state, blocks) }
     }
 }
@@ -445,7 +449,7 @@ impl Compress<Sha1> for ShaNiCompress {
 impl Compress<Sha256> for ShaNiCompress {
     #[inline]
     fn compress(&self, state: &mut [u32; 8], blocks: &[[u8; 64]]) {
-        // SAFETY: `self.0` proves the CPU has SHA-NI, SSSE3 and SSE4.1.
+        // SAFETY: `self.sha` proves the CPU has SHA-NI, SSSE3 and SSE4.1.
         unsafe { compress_blocks::<Sha256Ni>(state, blocks) }
     }
 }
@@ -453,8 +457,9 @@ impl Compress<Sha256> for ShaNiCompress {
 impl Compress<Sha384> for ShaNiCompress {
     #[inline]
     fn compress(&self, state: &mut [u64; 8], blocks: &[[u8; 128]]) {
-        // The crate's AVX2 kernel: as fast as our scalar one on long
-        // messages and faster on single blocks. Ours is for stitching.
-        sha2::block_api::compress512(state, blocks);
+        match self.avx2 {
+            Some(_) => sha2::block_api::compress512(state, blocks),
+            None => sha2::block_api::compress512(state, blocks),
+        }
     }
 }

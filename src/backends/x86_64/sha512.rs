@@ -93,8 +93,10 @@ static K512: [u64; 80] = [
     0x6c44198c4a475817,
 ];
 
-/// SHA-512's compression for SHA-384 (the state type is the same).
-pub(crate) struct Sha384Scalar;
+/// SHA-512's compression for SHA-384 (the state type is the same), in
+/// plain integer code compiled for feature set `I` (with the AVX2 set's
+/// BMI2 the rotations become `rorx`).
+pub(crate) struct Sha384Scalar<I>(core::marker::PhantomData<I>);
 
 #[inline(always)]
 fn big_sigma0(x: u64) -> u64 {
@@ -176,14 +178,12 @@ fn rounds<F: FnMut(usize)>(state: [u64; 8], mut w: [u64; 16], mut slot: F) -> [u
     ]
 }
 
-impl HashKernel for Sha384Scalar {
+impl<I: super::stitch::Isa> HashKernel for Sha384Scalar<I> {
     type H = Sha384;
     type Regs = [u64; 8];
     type Msg = [u64; 16];
     const BLOCK: usize = 128;
-    // Plain integer code: it runs in whichever set the hash it is paired
-    // with needs; the SHA-NI backends use it.
-    type Isa = super::ShaNi;
+    type Isa = I;
     const GROUPS: usize = 20;
 
     #[inline(always)]

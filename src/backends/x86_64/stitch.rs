@@ -21,6 +21,7 @@ use core::arch::x86_64::*;
 
 use super::aes::{AesNiKey, Schedule, encrypt_run, load_keys};
 use super::sha::{HashKernel, Sha1Ni, Sha256Ni, ShaNiCompress};
+use super::sha_avx2::{Avx2Compress, Sha1Avx2, Sha256Avx2};
 use super::sha512::Sha384Scalar;
 use super::{Avx2, ShaNi, block, block_mut, load, store};
 use crate::backends::{AesKey, DecryptAbsorb, pad};
@@ -497,33 +498,33 @@ unsafe fn etm<K: HashKernel, const N: usize>(
 /// bytes, so that their (misaligned) loads find the plaintext stored.
 const OPEN_LAG: usize = 64;
 
-impl DecryptAbsorb<Sha1> for ShaNiCompress {
-    fn decrypt_absorb(
-        &self,
-        aes: &AesKey,
-        iv: &[u8; 16],
-        region: &mut [u8],
-        engine: &mut Engine<Sha1>,
-        header: &[u8; 13],
-        hash_len: usize,
-    ) {
-        decrypt_absorb::<Sha1Ni, _>(self, self.0, aes, iv, region, engine, header, hash_len);
-    }
+/// `DecryptAbsorb` for one of our compressors: `$kernel` is the hash
+/// kernel to fuse and `$isa` the token proving its features.
+macro_rules! decrypt_absorb_with {
+    ($compress:ty, $hash:ty, |$c:ident| $kernel:ty, $isa:expr) => {
+        impl DecryptAbsorb<$hash> for $compress {
+            fn decrypt_absorb(
+                &self,
+                aes: &AesKey,
+                iv: &[u8; 16],
+                region: &mut [u8],
+                engine: &mut Engine<$hash>,
+                header: &[u8; 13],
+                hash_len: usize,
+            ) {
+                let $c = self;
+                let (r, e, h, n) = (region, engine, header, hash_len);
+                decrypt_absorb::<$kernel, _>(self, $isa, aes, iv, r, e, h, n);
+            }
+        }
+    };
 }
 
-impl DecryptAbsorb<Sha256> for ShaNiCompress {
-    fn decrypt_absorb(
-        &self,
-        aes: &AesKey,
-        iv: &[u8; 16],
-        region: &mut [u8],
-        engine: &mut Engine<Sha256>,
-        header: &[u8; 13],
-        hash_len: usize,
-    ) {
-        decrypt_absorb::<Sha256Ni, _>(self, self.0, aes, iv, region, engine, header, hash_len);
-    }
-}
+decrypt_absorb_with!(ShaNiCompress, Sha1, |c| Sha1Ni, c.sha);
+decrypt_absorb_with!(ShaNiCompress, Sha256, |c| Sha256Ni, c.sha);
+decrypt_absorb_with!(Avx2Compress, Sha1, |c| Sha1Avx2, c.0);
+decrypt_absorb_with!(Avx2Compress, Sha256, |c| Sha256Avx2, c.0);
+decrypt_absorb_with!(Avx2Compress, Sha384, |c| Sha384Scalar<Avx2>, c.0);
 
 impl DecryptAbsorb<Sha384> for ShaNiCompress {
     fn decrypt_absorb(
@@ -535,12 +536,16 @@ impl DecryptAbsorb<Sha384> for ShaNiCompress {
         header: &[u8; 13],
         hash_len: usize,
     ) {
-        decrypt_absorb::<Sha384Scalar, _>(self, self.0, aes, iv, region, engine, header, hash_len);
+        let (r, e, h, n) = (region, engine, header, hash_len);
+        match self.avx2 {
+            Some(t) => decrypt_absorb::<Sha384Scalar<Avx2>, _>(self, t, aes, iv, r, e, h, n),
+            None => decrypt_absorb::<Sha384Scalar<ShaNi>, _>(self, self.sha, aes, iv, r, e, h, n),
+        }
     }
 }
 
 /// The fused open prefix: CBC decryption (eight blocks at a time on
-/// AES-NI, sixteen on VAES-512) with the SHA-NI compression of the blocks
+/// AES-NI, sixteen on VAES-512) with the compression of the blocks
 /// just decrypted, while they are in L1 and with the two kinds of work
 /// overlapping in the core (decryption is throughput-bound on the AES
 /// units, the hash latency-bound on its own chain).
