@@ -6,6 +6,8 @@
 //! front end: the stitched AES-256-CBC + HMAC-SHA384 seal costs about what
 //! the hash alone does.
 
+use core::arch::x86_64::*;
+
 use super::sha::HashKernel;
 use crate::primitives::hash::Sha384;
 
@@ -219,6 +221,417 @@ impl HashKernel for Sha384Scalar {
     unsafe fn write_digest(regs: [u64; 8], out: &mut [u8]) {
         for (chunk, word) in out[..48].chunks_exact_mut(8).zip(regs) {
             chunk.copy_from_slice(&word.to_be_bytes());
+        }
+    }
+}
+
+/// SHA-512's compression for SHA-384 with AVX2 and BMI1/2: the message
+/// schedule in xmm registers, two words at a time, the round constants
+/// added there too, and the rounds in scalar code (`rorx`, `andn`).
+///
+/// The schedule of group `g + 4` is computed alongside the rounds of group
+/// `g`: the vector units work on it while the integer units run the
+/// rounds, and the rounds read the sums `W[t] + K[t]` from a small ring in
+/// memory.
+#[cfg_attr(not(test), allow(dead_code))] // wired into the backends separately
+pub(crate) struct Sha384Avx2;
+
+/// Reverses the bytes of each 64-bit lane.
+#[inline]
+#[target_feature(enable = "avx2,bmi1,bmi2,ssse3,sse4.1")]
+fn bswap64x2(x: __m128i) -> __m128i {
+    let mask = _mm_set_epi64x(0x0809_0a0b_0c0d_0e0f, 0x0001_0203_0405_0607);
+    _mm_shuffle_epi8(x, mask)
+}
+
+/// `small_sigma0` on both lanes.
+#[inline]
+#[target_feature(enable = "avx2,bmi1,bmi2,ssse3,sse4.1")]
+fn small_sigma0x2(x: __m128i) -> __m128i {
+    // A rotation by 8 is a byte shuffle within each lane.
+    let ror8 = _mm_set_epi64x(0x080f_0e0d_0c0b_0a09, 0x0007_0605_0403_0201);
+    let r1 = _mm_xor_si128(_mm_srli_epi64::<1>(x), _mm_slli_epi64::<63>(x));
+    let r8 = _mm_xor_si128(_mm_shuffle_epi8(x, ror8), _mm_srli_epi64::<7>(x));
+    _mm_xor_si128(r1, r8)
+}
+
+/// `small_sigma1` on both lanes.
+#[inline]
+#[target_feature(enable = "avx2,bmi1,bmi2,ssse3,sse4.1")]
+fn small_sigma1x2(x: __m128i) -> __m128i {
+    let r19 = _mm_xor_si128(_mm_srli_epi64::<19>(x), _mm_slli_epi64::<45>(x));
+    let r61 = _mm_xor_si128(_mm_srli_epi64::<61>(x), _mm_slli_epi64::<3>(x));
+    _mm_xor_si128(_mm_xor_si128(r19, r61), _mm_srli_epi64::<6>(x))
+}
+
+/// `K512[2 i]` and `K512[2 i + 1]`.
+#[inline]
+#[target_feature(enable = "avx2,bmi1,bmi2,ssse3,sse4.1")]
+fn k512x2(i: usize) -> __m128i {
+    let k: &[u64; 2] = K512[2 * i..2 * i + 2].try_into().expect("2 words");
+    // SAFETY: `k` is 16 readable bytes; `loadu` needs no alignment.
+    unsafe { _mm_loadu_si128(k.as_ptr().cast()) }
+}
+
+/// Stores `x` in `out` (lane 0 first).
+#[inline]
+#[target_feature(enable = "avx2,bmi1,bmi2,ssse3,sse4.1")]
+fn store2(out: &mut [u64; 2], x: __m128i) {
+    // SAFETY: `out` is 16 writable bytes; `storeu` needs no alignment.
+    unsafe { _mm_storeu_si128(out.as_mut_ptr().cast(), x) }
+}
+
+/// 80 rounds over the message `msg` (words `2 i` and `2 i + 1` in
+/// `msg[i]`, lane 0 first), calling `slot(g)` after each group `g` of four
+/// rounds.
+#[inline]
+#[target_feature(enable = "avx2,bmi1,bmi2,ssse3,sse4.1")]
+fn rounds_avx2<F: FnMut(usize)>(state: [u64; 8], msg: [__m128i; 8], mut slot: F) -> [u64; 8] {
+    // The message words in pairs, a ring of the last sixteen words.
+    let mut x = msg;
+    // W[t] + K[t] at `wk[t % 32]`: the schedule writes sixteen words ahead
+    // of the rounds, so a ring of 32 keeps it clear of the words in use.
+    let mut wk = [[0u64; 2]; 16];
+    for (i, &m) in msg.iter().enumerate() {
+        store2(&mut wk[i], _mm_add_epi64(m, k512x2(i)));
+    }
+    let [mut a, mut b, mut c, mut d, mut e, mut f, mut g, mut h] = state;
+    // b ^ c: the next round's a ^ b, as Maj takes it.
+    let mut bc = b ^ c;
+    macro_rules! schedule {
+        ($p:expr) => {
+            // Words t = 2 p and 2 p + 1: W[t] = s1(W[t-2]) + W[t-7] +
+            // s0(W[t-15]) + W[t-16], pair p - 8 being x[p % 8].
+            let p: usize = $p;
+            let w15 = _mm_alignr_epi8::<8>(x[(p + 1) % 8], x[p % 8]);
+            let w7 = _mm_alignr_epi8::<8>(x[(p + 5) % 8], x[(p + 4) % 8]);
+            let s = _mm_add_epi64(_mm_add_epi64(x[p % 8], small_sigma0x2(w15)), w7);
+            x[p % 8] = _mm_add_epi64(s, small_sigma1x2(x[(p + 7) % 8]));
+            store2(&mut wk[p % 16], _mm_add_epi64(x[p % 8], k512x2(p)));
+        };
+    }
+    macro_rules! round {
+        ($t:expr) => {
+            let t: usize = $t;
+            // Ch(e, f, g): the two terms have no bit in common, so they
+            // can be added on their own.
+            let t1 = h
+                .wrapping_add(wk[(t / 2) % 16][t % 2])
+                .wrapping_add(e & f)
+                .wrapping_add(!e & g)
+                .wrapping_add(big_sigma1(e));
+            // Maj(a, b, c) = ((a ^ b) & (b ^ c)) ^ b.
+            let ab = a ^ b;
+            let maj = (ab & bc) ^ b;
+            bc = ab;
+            let t2 = big_sigma0(a).wrapping_add(maj);
+            h = g;
+            g = f;
+            f = e;
+            e = d.wrapping_add(t1);
+            d = c;
+            c = b;
+            b = a;
+            a = t1.wrapping_add(t2);
+        };
+    }
+    macro_rules! group {
+        ($($g:literal)*) => {
+            $(
+                if $g < 16 {
+                    // Group g + 4's words, ahead of the rounds that use them.
+                    schedule!(2 * $g + 8);
+                    schedule!(2 * $g + 9);
+                }
+                round!(4 * $g);
+                round!(4 * $g + 1);
+                round!(4 * $g + 2);
+                round!(4 * $g + 3);
+                // Keep the slot's AES rounds here, between this group and
+                // the next (see `pin_xmm`).
+                super::pin_u64(&mut a);
+                super::pin_u64(&mut e);
+                slot($g);
+            )*
+        };
+    }
+    group!(0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19);
+    // The last round's a ^ b, carried like every other.
+    debug_assert_eq!(bc, b ^ c);
+    [
+        a.wrapping_add(state[0]),
+        b.wrapping_add(state[1]),
+        c.wrapping_add(state[2]),
+        d.wrapping_add(state[3]),
+        e.wrapping_add(state[4]),
+        f.wrapping_add(state[5]),
+        g.wrapping_add(state[6]),
+        h.wrapping_add(state[7]),
+    ]
+}
+
+impl HashKernel for Sha384Avx2 {
+    type H = Sha384;
+    type Regs = [u64; 8];
+    type Msg = [__m128i; 8];
+    const BLOCK: usize = 128;
+    const GROUPS: usize = 20;
+
+    #[inline]
+    #[target_feature(enable = "avx2,bmi1,bmi2,ssse3,sse4.1")]
+    unsafe fn load_state(state: &[u64; 8]) -> [u64; 8] {
+        *state
+    }
+
+    #[inline]
+    #[target_feature(enable = "avx2,bmi1,bmi2,ssse3,sse4.1")]
+    unsafe fn store_state(regs: [u64; 8]) -> [u64; 8] {
+        regs
+    }
+
+    #[inline]
+    #[target_feature(enable = "avx2,bmi1,bmi2,ssse3,sse4.1")]
+    unsafe fn load_msg(data: &[u8]) -> [__m128i; 8] {
+        core::array::from_fn(|i| bswap64x2(super::load(super::block(data, 16 * i))))
+    }
+
+    #[inline]
+    #[target_feature(enable = "avx2,bmi1,bmi2,ssse3,sse4.1")]
+    unsafe fn rounds<F: FnMut(usize)>(regs: [u64; 8], msg: [__m128i; 8], slot: F) -> [u64; 8] {
+        rounds_avx2(regs, msg, slot)
+    }
+
+    #[inline]
+    #[target_feature(enable = "avx2,bmi1,bmi2,ssse3,sse4.1")]
+    unsafe fn outer_msg(inner: [u64; 8]) -> [__m128i; 8] {
+        // As `Sha384Scalar::outer_msg`, in pairs (word 2 i in lane 0).
+        let pair = |lo: u64, hi: u64| _mm_set_epi64x(hi as i64, lo as i64);
+        [
+            pair(inner[0], inner[1]),
+            pair(inner[2], inner[3]),
+            pair(inner[4], inner[5]),
+            pair(0x8000_0000_0000_0000, 0),
+            _mm_setzero_si128(),
+            _mm_setzero_si128(),
+            _mm_setzero_si128(),
+            pair(0, (128 + 48) * 8),
+        ]
+    }
+
+    #[inline]
+    #[target_feature(enable = "avx2,bmi1,bmi2,ssse3,sse4.1")]
+    unsafe fn write_digest(regs: [u64; 8], out: &mut [u8]) {
+        for (chunk, word) in out[..48].chunks_exact_mut(8).zip(regs) {
+            chunk.copy_from_slice(&word.to_be_bytes());
+        }
+    }
+}
+
+#[target_feature(enable = "avx2,bmi1,bmi2,ssse3,sse4.1")]
+fn compress_blocks_avx2(state: &mut [u64; 8], blocks: &[[u8; 128]]) {
+    let mut regs = *state;
+    for b in blocks {
+        // SAFETY: this function enables the kernel's features.
+        regs = unsafe { Sha384Avx2::compress(regs, b) };
+    }
+    *state = regs;
+}
+
+/// SHA-512's compression of `blocks` into `state` with [`Sha384Avx2`].
+#[cfg_attr(not(test), allow(dead_code))] // wired into the backends separately
+pub(crate) fn compress512_avx2(token: super::Avx2, state: &mut [u64; 8], blocks: &[[u8; 128]]) {
+    let _ = token;
+    // SAFETY: `token` proves the CPU has AVX2, BMI1, BMI2, SSSE3 and
+    // SSE4.1, the features the kernel enables.
+    unsafe { compress_blocks_avx2(state, blocks) }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::primitives::hash::HashFunction;
+    use hmac::{Hmac, KeyInit, Mac};
+
+    /// SplitMix64: a small deterministic generator for test inputs.
+    struct SplitMix64(u64);
+
+    impl SplitMix64 {
+        fn next(&mut self) -> u64 {
+            self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
+            let mut z = self.0;
+            z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+            z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+            z ^ (z >> 31)
+        }
+
+        fn state(&mut self) -> [u64; 8] {
+            core::array::from_fn(|_| self.next())
+        }
+
+        fn fill(&mut self, out: &mut [u8]) {
+            for chunk in out.chunks_mut(8) {
+                let word = self.next().to_le_bytes();
+                chunk.copy_from_slice(&word[..chunk.len()]);
+            }
+        }
+
+        fn blocks(&mut self, n: usize) -> Vec<[u8; 128]> {
+            let mut blocks = vec![[0u8; 128]; n];
+            for b in &mut blocks {
+                self.fill(b);
+            }
+            blocks
+        }
+    }
+
+    fn token() -> Option<super::super::Avx2> {
+        let token = super::super::Avx2::detect();
+        if token.is_none() {
+            eprintln!("SKIPPED: SHA-512 AVX2 kernel tests (CPU lacks AVX2/BMI2)");
+        }
+        token
+    }
+
+    fn reference(state: [u64; 8], blocks: &[[u8; 128]]) -> [u64; 8] {
+        let mut s = state;
+        sha2::block_api::compress512(&mut s, blocks);
+        s
+    }
+
+    #[test]
+    fn random_blocks_match_sha2() {
+        let Some(token) = token() else { return };
+        let mut rng = SplitMix64(1);
+        for _ in 0..2000 {
+            let state = rng.state();
+            let blocks = rng.blocks(1);
+            let mut ours = state;
+            compress512_avx2(token, &mut ours, &blocks);
+            assert_eq!(ours, reference(state, &blocks));
+        }
+    }
+
+    #[test]
+    fn edge_words_match_sha2() {
+        let Some(token) = token() else { return };
+        // All-zero and all-one states and blocks, and mixtures, exercise
+        // carries and the extreme values of every lane.
+        let mut rng = SplitMix64(2);
+        for pattern in 0..64u64 {
+            let state: [u64; 8] = core::array::from_fn(|i| match (pattern >> (i % 3)) & 3 {
+                0 => 0,
+                1 => u64::MAX,
+                _ => rng.next(),
+            });
+            let mut block = [0u8; 128];
+            for (i, byte) in block.iter_mut().enumerate() {
+                *byte = match (pattern + i as u64 / 16) % 3 {
+                    0 => 0,
+                    1 => 0xff,
+                    _ => rng.next() as u8,
+                };
+            }
+            let mut ours = state;
+            compress512_avx2(token, &mut ours, &[block]);
+            assert_eq!(ours, reference(state, &[block]), "pattern {pattern}");
+        }
+    }
+
+    #[test]
+    fn multi_block_calls_match_sha2() {
+        let Some(token) = token() else { return };
+        let mut rng = SplitMix64(3);
+        for n in 0..=20 {
+            let state = rng.state();
+            let blocks = rng.blocks(n);
+            let mut ours = state;
+            compress512_avx2(token, &mut ours, &blocks);
+            assert_eq!(ours, reference(state, &blocks), "{n} blocks");
+            // The same blocks split over two calls.
+            let mut split = state;
+            let (first, rest) = blocks.split_at(n / 2);
+            compress512_avx2(token, &mut split, first);
+            compress512_avx2(token, &mut split, rest);
+            assert_eq!(split, ours, "{n} blocks in two calls");
+        }
+    }
+
+    #[target_feature(enable = "avx2,bmi1,bmi2,ssse3,sse4.1")]
+    fn hmac_sha384_with_kernel(key: &[u8], msg: &[u8]) -> [u8; 48] {
+        // A key of at most one block, padded with zeros.
+        let mut block = [0u8; 128];
+        block[..key.len()].copy_from_slice(key);
+        let pad = |x: u8| block.map(|k| k ^ x);
+        let mut inner = Sha384::INITIAL_STATE;
+        sha2::block_api::compress512(&mut inner, &[pad(0x36)]);
+        let mut outer = Sha384::INITIAL_STATE;
+        sha2::block_api::compress512(&mut outer, &[pad(0x5c)]);
+        // The inner hash over msg, padded (FIPS 180-4 5.1.2).
+        let mut padded = msg.to_vec();
+        padded.push(0x80);
+        while padded.len() % 128 != 112 {
+            padded.push(0);
+        }
+        padded.extend_from_slice(&((128 + msg.len() as u128) * 8).to_be_bytes());
+        // SAFETY: this function enables the kernel's features.
+        let mut regs = unsafe { Sha384Avx2::load_state(&inner) };
+        for b in padded.chunks_exact(128) {
+            // SAFETY: as above.
+            regs = unsafe { Sha384Avx2::compress(regs, b) };
+        }
+        // SAFETY: as above.
+        let outer = unsafe { Sha384Avx2::load_state(&outer) };
+        // SAFETY: as above.
+        let outer = unsafe { Sha384Avx2::rounds(outer, Sha384Avx2::outer_msg(regs), |_| {}) };
+        let mut tag = [0u8; 48];
+        // SAFETY: as above.
+        unsafe { Sha384Avx2::write_digest(outer, &mut tag) };
+        tag
+    }
+
+    #[test]
+    fn outer_msg_and_write_digest_give_hmac_sha384() {
+        let Some(_token) = token() else { return };
+        let mut rng = SplitMix64(4);
+        for len in (0..300).chain([1000, 4096, 16384]) {
+            let mut key = vec![0u8; (rng.next() % 129) as usize];
+            rng.fill(&mut key);
+            let mut msg = vec![0u8; len];
+            rng.fill(&mut msg);
+            let mut mac = Hmac::<sha2::Sha384>::new_from_slice(&key).expect("any key length");
+            mac.update(&msg);
+            let expected = mac.finalize().into_bytes();
+            // SAFETY: `_token` proves the CPU has the kernel's features.
+            let tag = unsafe { hmac_sha384_with_kernel(&key, &msg) };
+            assert_eq!(tag[..], expected[..], "message of {len} bytes");
+        }
+    }
+
+    #[target_feature(enable = "avx2,bmi1,bmi2,ssse3,sse4.1")]
+    fn rounds_with_slots(state: [u64; 8], block: &[u8; 128], seen: &mut Vec<usize>) -> [u64; 8] {
+        // SAFETY: this function enables the kernel's features.
+        let regs = unsafe { Sha384Avx2::load_state(&state) };
+        // SAFETY: as above.
+        let msg = unsafe { Sha384Avx2::load_msg(block) };
+        // SAFETY: as above.
+        let regs = unsafe { Sha384Avx2::rounds(regs, msg, |g| seen.push(g)) };
+        // SAFETY: as above.
+        unsafe { Sha384Avx2::store_state(regs) }
+    }
+
+    #[test]
+    fn rounds_call_each_slot_once_in_order() {
+        let Some(_token) = token() else { return };
+        let mut rng = SplitMix64(5);
+        for _ in 0..50 {
+            let state = rng.state();
+            let block = rng.blocks(1)[0];
+            let mut seen = Vec::new();
+            // SAFETY: `_token` proves the CPU has the kernel's features.
+            let out = unsafe { rounds_with_slots(state, &block, &mut seen) };
+            assert_eq!(seen, (0..Sha384Avx2::GROUPS).collect::<Vec<_>>());
+            assert_eq!(Sha384Avx2::GROUPS, 20);
+            assert_eq!(out, reference(state, &[block]));
         }
     }
 }
