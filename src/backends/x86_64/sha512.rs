@@ -227,7 +227,7 @@ impl HashKernel for Sha384Scalar {
 
 /// SHA-512's compression for SHA-384 with AVX2 and BMI1/2: the message
 /// schedule in xmm registers, two words at a time, the round constants
-/// added there too, and the rounds in scalar code (`rorx`, `andn`).
+/// added there too, and the rounds in scalar assembly (`rorx`, `andn`).
 ///
 /// The schedule of group `g + 4` is computed alongside the rounds of group
 /// `g`: the vector units work on it while the integer units run the
@@ -273,6 +273,11 @@ fn k512x2(i: usize) -> __m128i {
     unsafe { _mm_loadu_si128(k.as_ptr().cast()) }
 }
 
+/// The sums `W[t] + K[t]` for the rounds, in pairs (16-byte aligned, so a
+/// pair never straddles a cache line).
+#[repr(align(16))]
+struct Wk([[u64; 2]; 16]);
+
 /// Stores `x` in `out` (lane 0 first).
 #[inline]
 #[target_feature(enable = "avx2,bmi1,bmi2,ssse3,sse4.1")]
@@ -291,9 +296,9 @@ fn rounds_avx2<F: FnMut(usize)>(state: [u64; 8], msg: [__m128i; 8], mut slot: F)
     let mut x = msg;
     // W[t] + K[t] at `wk[t % 32]`: the schedule writes sixteen words ahead
     // of the rounds, so a ring of 32 keeps it clear of the words in use.
-    let mut wk = [[0u64; 2]; 16];
+    let mut wk = Wk([[0u64; 2]; 16]);
     for (i, &m) in msg.iter().enumerate() {
-        store2(&mut wk[i], _mm_add_epi64(m, k512x2(i)));
+        store2(&mut wk.0[i], _mm_add_epi64(m, k512x2(i)));
     }
     let [mut a, mut b, mut c, mut d, mut e, mut f, mut g, mut h] = state;
     // b ^ c: the next round's a ^ b, as Maj takes it.
@@ -307,32 +312,79 @@ fn rounds_avx2<F: FnMut(usize)>(state: [u64; 8], msg: [__m128i; 8], mut slot: F)
             let w7 = _mm_alignr_epi8::<8>(x[(p + 5) % 8], x[(p + 4) % 8]);
             let s = _mm_add_epi64(_mm_add_epi64(x[p % 8], small_sigma0x2(w15)), w7);
             x[p % 8] = _mm_add_epi64(s, small_sigma1x2(x[(p + 7) % 8]));
-            store2(&mut wk[p % 16], _mm_add_epi64(x[p % 8], k512x2(p)));
+            store2(&mut wk.0[p % 16], _mm_add_epi64(x[p % 8], k512x2(p)));
         };
     }
     macro_rules! round {
         ($t:expr) => {
-            let t: usize = $t;
-            // Ch(e, f, g): the two terms have no bit in common, so they
-            // can be added on their own.
-            let t1 = h
-                .wrapping_add(wk[(t / 2) % 16][t % 2])
-                .wrapping_add(e & f)
-                .wrapping_add(!e & g)
-                .wrapping_add(big_sigma1(e));
-            // Maj(a, b, c) = ((a ^ b) & (b ^ c)) ^ b.
-            let ab = a ^ b;
-            let maj = (ab & bc) ^ b;
+            let ab: u64;
+            // One round in assembly, so that the sums keep the order that
+            // shortens the e chain: h + W + K and Ch first, Sigma1(e) (three
+            // `rorx`, which only two of the ALUs execute, so they come
+            // first) last, then d += T1; Sigma0 and Maj of `a` go behind
+            // them. Left to itself, the compiler reassociates T1 with the
+            // load last, a cycle more per round, and reads W + K out of
+            // the vector registers with `pextrq`.
+            //
+            // h becomes the new a (T1 + Sigma0(a) + Maj(a, b, c)), d the
+            // new e (d + T1), bc Maj's scratch; ab is a ^ b.
+            //
+            // SAFETY: the assembly reads the 8 bytes of `wk` at offset
+            // `8 (t % 32)`, inside the 256-byte array, and otherwise only
+            // its registers; it touches no stack.
+            unsafe {
+                core::arch::asm!(
+                    "rorx {t1}, {e}, 14",
+                    "rorx {t2}, {e}, 18",
+                    "add {h}, qword ptr [{base} + {off}]",
+                    "mov {t0}, {f}",
+                    "and {t0}, {e}",
+                    "xor {t1}, {t2}",
+                    "rorx {t2}, {e}, 41",
+                    "add {h}, {t0}",
+                    "andn {t0}, {e}, {g}",
+                    "xor {t1}, {t2}",
+                    "add {h}, {t0}",
+                    "rorx {t2}, {a}, 28",
+                    "add {h}, {t1}",
+                    "mov {ab}, {a}",
+                    "rorx {t1}, {a}, 34",
+                    "add {d}, {h}",
+                    "xor {ab}, {b}",
+                    "xor {t2}, {t1}",
+                    "rorx {t1}, {a}, 39",
+                    "and {bc}, {ab}",
+                    "xor {t2}, {t1}",
+                    "xor {bc}, {b}",
+                    "add {h}, {t2}",
+                    "add {h}, {bc}",
+                    base = in(reg) wk.0.as_ptr(),
+                    off = const ($t % 32) * 8,
+                    a = in(reg) a,
+                    b = in(reg) b,
+                    d = inout(reg) d,
+                    e = in(reg) e,
+                    f = in(reg) f,
+                    g = in(reg) g,
+                    h = inout(reg) h,
+                    bc = inout(reg) bc => _,
+                    ab = out(reg) ab,
+                    t0 = out(reg) _,
+                    t1 = out(reg) _,
+                    t2 = out(reg) _,
+                    options(pure, readonly, nostack),
+                );
+            }
             bc = ab;
-            let t2 = big_sigma0(a).wrapping_add(maj);
+            let (na, ne) = (h, d);
             h = g;
             g = f;
             f = e;
-            e = d.wrapping_add(t1);
+            e = ne;
             d = c;
             c = b;
             b = a;
-            a = t1.wrapping_add(t2);
+            a = na;
         };
     }
     macro_rules! group {
