@@ -1,5 +1,6 @@
-//! SHA-512 compression (for SHA-384) in scalar code, cut into groups of
-//! rounds so that the stitched seal can place AES rounds between them.
+//! SHA-512 compression (for SHA-384), cut into groups of rounds so that the
+//! stitched seal can place AES rounds between them: in portable scalar code
+//! ([`Sha384Scalar`]) and with AVX2 and BMI2 ([`Sha384Avx2`]).
 //!
 //! SHA-512's 64-bit rounds run on the integer units and the AES rounds on
 //! the vector units, so the two chains share almost nothing but the
@@ -300,9 +301,25 @@ fn rounds_avx2<F: FnMut(usize)>(state: [u64; 8], msg: [__m128i; 8], mut slot: F)
     for (i, &m) in msg.iter().enumerate() {
         store2(&mut wk.0[i], _mm_add_epi64(m, k512x2(i)));
     }
-    let [mut a, mut b, mut c, mut d, mut e, mut f, mut g, mut h] = state;
-    // b ^ c: the next round's a ^ b, as Maj takes it.
-    let mut bc = b ^ c;
+    let [a, b, c, d, e, f, g, h] = state;
+    // The rounds in assembly, each in two halves: the e half computes T1 and
+    // the new e (d + T1), the a half the new a (T1 + Sigma0(a) + Maj(a, b,
+    // c)). Written as Rust, the compiler reassociates T1 to add the W + K
+    // load last, after Sigma1(e) (a cycle more on the e chain each round),
+    // and reads W + K out of the vector registers with `pextrq`.
+    //
+    // Round t's a half follows round t + 1's e half, so that the e chain,
+    // the critical path, is older in the schedulers than the a work beside
+    // it and goes first onto the two ALUs that run `rorx` (six per round).
+    //
+    // With A[t] and E[t] the a and e of round t (A[0] = a, A[-1] = b, ...,
+    // E[-3] = h), before round t the variables hold A[t-1], A[t-2],
+    // A[t-3], A[t-2] ^ A[t-3] (for Maj), T1[t-1], and E[t] .. E[t-3].
+    let (mut p1, mut p2, mut p3, mut bcp) = (b, c, d, c ^ d);
+    let mut t1p = 0u64;
+    // A[80], from round 79's a half.
+    let mut a80 = 0u64;
+    let (mut e0, mut e1, mut e2, mut e3) = (e, f, g, h);
     macro_rules! schedule {
         ($p:expr) => {
             // Words t = 2 p and 2 p + 1: W[t] = s1(W[t-2]) + W[t-7] +
@@ -315,23 +332,11 @@ fn rounds_avx2<F: FnMut(usize)>(state: [u64; 8], msg: [__m128i; 8], mut slot: F)
             store2(&mut wk.0[p % 16], _mm_add_epi64(x[p % 8], k512x2(p)));
         };
     }
-    macro_rules! round {
-        ($t:expr) => {
-            let ab: u64;
-            // One round in assembly, so that the sums keep the order that
-            // shortens the e chain: h + W + K and Ch first, Sigma1(e) (three
-            // `rorx`, which only two of the ALUs execute, so they come
-            // first) last, then d += T1; Sigma0 and Maj of `a` go behind
-            // them. Left to itself, the compiler reassociates T1 with the
-            // load last, a cycle more per round, and reads W + K out of
-            // the vector registers with `pextrq`.
-            //
-            // h becomes the new a (T1 + Sigma0(a) + Maj(a, b, c)), d the
-            // new e (d + T1), bc Maj's scratch; ab is a ^ b.
-            //
-            // SAFETY: the assembly reads the 8 bytes of `wk` at offset
-            // `8 (t % 32)`, inside the 256-byte array, and otherwise only
-            // its registers; it touches no stack.
+    // h += W[t] + K[t] + Ch(e, f, g) + Sigma1(e) (now T1), d += h.
+    macro_rules! e_part {
+        ($t:expr, $e:expr, $f:expr, $g:expr, $h:expr, $d:expr) => {
+            // SAFETY: reads the 8 bytes of `wk` at offset 8 (t % 32),
+            // inside the 256-byte array; registers only otherwise.
             unsafe {
                 core::arch::asm!(
                     "rorx {t1}, {e}, 14",
@@ -345,46 +350,77 @@ fn rounds_avx2<F: FnMut(usize)>(state: [u64; 8], msg: [__m128i; 8], mut slot: F)
                     "andn {t0}, {e}, {g}",
                     "xor {t1}, {t2}",
                     "add {h}, {t0}",
-                    "rorx {t2}, {a}, 28",
                     "add {h}, {t1}",
-                    "mov {ab}, {a}",
-                    "rorx {t1}, {a}, 34",
                     "add {d}, {h}",
-                    "xor {ab}, {b}",
-                    "xor {t2}, {t1}",
-                    "rorx {t1}, {a}, 39",
-                    "and {bc}, {ab}",
-                    "xor {t2}, {t1}",
-                    "xor {bc}, {b}",
-                    "add {h}, {t2}",
-                    "add {h}, {bc}",
                     base = in(reg) wk.0.as_ptr(),
                     off = const ($t % 32) * 8,
-                    a = in(reg) a,
-                    b = in(reg) b,
-                    d = inout(reg) d,
-                    e = in(reg) e,
-                    f = in(reg) f,
-                    g = in(reg) g,
-                    h = inout(reg) h,
-                    bc = inout(reg) bc => _,
-                    ab = out(reg) ab,
+                    e = in(reg) $e,
+                    f = in(reg) $f,
+                    g = in(reg) $g,
+                    h = inout(reg) $h,
+                    d = inout(reg) $d,
                     t0 = out(reg) _,
                     t1 = out(reg) _,
                     t2 = out(reg) _,
-                    options(pure, readonly, nostack),
+                    options(readonly, nostack),
                 );
             }
-            bc = ab;
-            let (na, ne) = (h, d);
-            h = g;
-            g = f;
-            f = e;
-            e = ne;
-            d = c;
-            c = b;
-            b = a;
-            a = na;
+        };
+    }
+    // t1 += Sigma0(a) + Maj(a, b, c), with Maj = ((a ^ b) & (b ^ c)) ^ b
+    // from bc = b ^ c; ab = a ^ b (the next round's bc).
+    macro_rules! a_part {
+        ($a:expr, $b:expr, $bc:expr, $t1:expr, $ab:expr) => {
+            // SAFETY: registers only.
+            unsafe {
+                core::arch::asm!(
+                    "rorx {s0}, {a}, 28",
+                    "mov {ab}, {a}",
+                    "rorx {s}, {a}, 34",
+                    "xor {ab}, {b}",
+                    "xor {s0}, {s}",
+                    "rorx {s}, {a}, 39",
+                    "and {bc}, {ab}",
+                    "xor {s0}, {s}",
+                    "xor {bc}, {b}",
+                    "add {t1}, {s0}",
+                    "add {t1}, {bc}",
+                    a = in(reg) $a,
+                    b = in(reg) $b,
+                    bc = inout(reg) $bc => _,
+                    t1 = inout(reg) $t1,
+                    ab = out(reg) $ab,
+                    s0 = out(reg) _,
+                    s = out(reg) _,
+                    options(nomem, nostack),
+                );
+            }
+        };
+    }
+    macro_rules! round {
+        ($t:expr) => {
+            let t: usize = $t;
+            let (mut t1, mut ne) = (e3, p3);
+            e_part!($t, e0, e1, e2, t1, ne);
+            let (na, ab): (u64, u64);
+            // Round t - 1's a half (A[0] is the state's a).
+            if t == 0 {
+                (na, ab) = (a, b ^ c);
+            } else {
+                let mut x = t1p;
+                let y: u64;
+                a_part!(p1, p2, bcp, x, y);
+                (na, ab) = (x, y);
+            }
+            p3 = p2;
+            p2 = p1;
+            p1 = na;
+            bcp = ab;
+            t1p = t1;
+            e3 = e2;
+            e2 = e1;
+            e1 = e0;
+            e0 = ne;
         };
     }
     macro_rules! group {
@@ -401,24 +437,30 @@ fn rounds_avx2<F: FnMut(usize)>(state: [u64; 8], msg: [__m128i; 8], mut slot: F)
                 round!(4 * $g + 3);
                 // Keep the slot's AES rounds here, between this group and
                 // the next (see `pin_xmm`).
-                super::pin_u64(&mut a);
-                super::pin_u64(&mut e);
+                if $g == 19 {
+                    // Round 79's deferred half.
+                    let mut x = t1p;
+                    let y: u64;
+                    a_part!(p1, p2, bcp, x, y);
+                    debug_assert_eq!(y, p1 ^ p2);
+                    a80 = x;
+                }
+                super::pin_u64(&mut p1);
+                super::pin_u64(&mut e0);
                 slot($g);
             )*
         };
     }
     group!(0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19);
-    // The last round's a ^ b, carried like every other.
-    debug_assert_eq!(bc, b ^ c);
     [
-        a.wrapping_add(state[0]),
-        b.wrapping_add(state[1]),
-        c.wrapping_add(state[2]),
-        d.wrapping_add(state[3]),
-        e.wrapping_add(state[4]),
-        f.wrapping_add(state[5]),
-        g.wrapping_add(state[6]),
-        h.wrapping_add(state[7]),
+        a80.wrapping_add(state[0]),
+        p1.wrapping_add(state[1]),
+        p2.wrapping_add(state[2]),
+        p3.wrapping_add(state[3]),
+        e0.wrapping_add(state[4]),
+        e1.wrapping_add(state[5]),
+        e2.wrapping_add(state[6]),
+        e3.wrapping_add(state[7]),
     ]
 }
 
