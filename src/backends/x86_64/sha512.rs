@@ -1,10 +1,15 @@
-//! SHA-512 compression (for SHA-384) in scalar code, cut into groups of
-//! rounds so that the stitched seal can place AES rounds between them.
+//! SHA-512 compression (for SHA-384), cut into groups of rounds so that the
+//! stitched seal can place AES rounds between them: in portable scalar code
+//! ([`Sha384Scalar`]), and with BMI2 for the rounds and AVX2
+//! ([`Sha384Avx2`]) or AVX-512VL ([`Sha384Avx512`]) for the message
+//! schedule.
 //!
 //! SHA-512's 64-bit rounds run on the integer units and the AES rounds on
 //! the vector units, so the two chains share almost nothing but the
 //! front end: the stitched AES-256-CBC + HMAC-SHA384 seal costs about what
 //! the hash alone does.
+
+use core::arch::x86_64::*;
 
 use super::sha::HashKernel;
 use crate::primitives::hash::Sha384;
@@ -222,6 +227,693 @@ impl<I: super::stitch::Isa> HashKernel for Sha384Scalar<I> {
     unsafe fn write_digest(regs: [u64; 8], out: &mut [u8]) {
         for (chunk, word) in out[..48].chunks_exact_mut(8).zip(regs) {
             chunk.copy_from_slice(&word.to_be_bytes());
+        }
+    }
+}
+
+/// SHA-512's compression for SHA-384 with AVX2 and BMI1/2: the message
+/// schedule in xmm registers, two words at a time, the round constants
+/// added there too, and the rounds in scalar assembly (`rorx`, `andn`).
+///
+/// The schedule of group `g + 4` is computed alongside the rounds of group
+/// `g`: the vector units work on it while the integer units run the
+/// rounds, and the rounds read the sums `W[t] + K[t]` from a small ring in
+/// memory.
+#[cfg_attr(not(test), allow(dead_code))] // wired into the backends separately
+pub(crate) struct Sha384Avx2;
+
+/// [`Sha384Avx2`] with the message schedule in AVX-512VL: `vprorq` and
+/// `vpternlogq` take the sigmas from 16 instructions per pair of words
+/// to 8, which the front end, shared with the rounds, feels (about 7%
+/// faster on AMD Zen 4). Needs both the [`super::Avx2`] token (AVX2, BMI1,
+/// BMI2) and the [`super::Vaes512`] token (AVX-512 F/BW/VL).
+#[cfg_attr(not(test), allow(dead_code))] // wired into the backends separately
+pub(crate) struct Sha384Avx512;
+
+/// Reverses the bytes of each 64-bit lane.
+#[inline]
+#[target_feature(enable = "avx2,bmi1,bmi2,ssse3,sse4.1")]
+fn bswap64x2(x: __m128i) -> __m128i {
+    let mask = _mm_set_epi64x(0x0809_0a0b_0c0d_0e0f, 0x0001_0203_0405_0607);
+    _mm_shuffle_epi8(x, mask)
+}
+
+/// `small_sigma0` on both lanes.
+#[inline]
+#[target_feature(enable = "avx2,bmi1,bmi2,ssse3,sse4.1")]
+fn small_sigma0x2(x: __m128i) -> __m128i {
+    // A rotation by 8 is a byte shuffle within each lane.
+    let ror8 = _mm_set_epi64x(0x080f_0e0d_0c0b_0a09, 0x0007_0605_0403_0201);
+    let r1 = _mm_xor_si128(_mm_srli_epi64::<1>(x), _mm_slli_epi64::<63>(x));
+    let r8 = _mm_xor_si128(_mm_shuffle_epi8(x, ror8), _mm_srli_epi64::<7>(x));
+    _mm_xor_si128(r1, r8)
+}
+
+/// `small_sigma1` on both lanes.
+#[inline]
+#[target_feature(enable = "avx2,bmi1,bmi2,ssse3,sse4.1")]
+fn small_sigma1x2(x: __m128i) -> __m128i {
+    let r19 = _mm_xor_si128(_mm_srli_epi64::<19>(x), _mm_slli_epi64::<45>(x));
+    let r61 = _mm_xor_si128(_mm_srli_epi64::<61>(x), _mm_slli_epi64::<3>(x));
+    _mm_xor_si128(_mm_xor_si128(r19, r61), _mm_srli_epi64::<6>(x))
+}
+
+/// `small_sigma0` on both lanes, with AVX-512VL.
+#[inline]
+#[target_feature(enable = "avx512f,avx512vl,avx2,bmi1,bmi2,ssse3,sse4.1")]
+fn small_sigma0x2_vl(x: __m128i) -> __m128i {
+    let (r1, r8) = (_mm_ror_epi64::<1>(x), _mm_ror_epi64::<8>(x));
+    _mm_ternarylogic_epi64::<0x96>(r1, r8, _mm_srli_epi64::<7>(x))
+}
+
+/// `small_sigma1` on both lanes, with AVX-512VL.
+#[inline]
+#[target_feature(enable = "avx512f,avx512vl,avx2,bmi1,bmi2,ssse3,sse4.1")]
+fn small_sigma1x2_vl(x: __m128i) -> __m128i {
+    let (r19, r61) = (_mm_ror_epi64::<19>(x), _mm_ror_epi64::<61>(x));
+    _mm_ternarylogic_epi64::<0x96>(r19, r61, _mm_srli_epi64::<6>(x))
+}
+
+/// The message schedule two words at a time, one implementation per
+/// instruction set.
+trait Schedule {
+    /// Words `2 p` and `2 p + 1` (`p >= 8`): W[t] = s1(W[t-2]) + W[t-7] +
+    /// s0(W[t-15]) + W[t-16], from the ring `x` of the last sixteen words
+    /// (pair `p - 8` in `x[p % 8]`, which the new pair replaces). Returns
+    /// the new pair plus its round constants.
+    ///
+    /// # Safety
+    /// The CPU must have the features the implementation enables.
+    unsafe fn next_pair(x: &mut [__m128i; 8], p: usize) -> __m128i;
+}
+
+/// The schedule with AVX2 shifts and shuffles.
+struct Avx2Schedule;
+
+/// The schedule with AVX-512VL rotations and three-way xors.
+struct Avx512Schedule;
+
+impl Schedule for Avx2Schedule {
+    #[inline]
+    #[target_feature(enable = "avx2,bmi1,bmi2,ssse3,sse4.1")]
+    unsafe fn next_pair(x: &mut [__m128i; 8], p: usize) -> __m128i {
+        let w15 = _mm_alignr_epi8::<8>(x[(p + 1) % 8], x[p % 8]);
+        let w7 = _mm_alignr_epi8::<8>(x[(p + 5) % 8], x[(p + 4) % 8]);
+        let s = _mm_add_epi64(_mm_add_epi64(x[p % 8], small_sigma0x2(w15)), w7);
+        x[p % 8] = _mm_add_epi64(s, small_sigma1x2(x[(p + 7) % 8]));
+        _mm_add_epi64(x[p % 8], k512x2(p))
+    }
+}
+
+impl Schedule for Avx512Schedule {
+    #[inline]
+    #[target_feature(enable = "avx512f,avx512vl,avx2,bmi1,bmi2,ssse3,sse4.1")]
+    unsafe fn next_pair(x: &mut [__m128i; 8], p: usize) -> __m128i {
+        let w15 = _mm_alignr_epi8::<8>(x[(p + 1) % 8], x[p % 8]);
+        let w7 = _mm_alignr_epi8::<8>(x[(p + 5) % 8], x[(p + 4) % 8]);
+        let s = _mm_add_epi64(_mm_add_epi64(x[p % 8], small_sigma0x2_vl(w15)), w7);
+        x[p % 8] = _mm_add_epi64(s, small_sigma1x2_vl(x[(p + 7) % 8]));
+        _mm_add_epi64(x[p % 8], k512x2(p))
+    }
+}
+
+/// `K512[2 i]` and `K512[2 i + 1]`.
+#[inline(always)]
+fn k512x2(i: usize) -> __m128i {
+    let k: &[u64; 2] = K512[2 * i..2 * i + 2].try_into().expect("2 words");
+    // SAFETY: `k` is 16 readable bytes; `loadu` needs no alignment.
+    unsafe { _mm_loadu_si128(k.as_ptr().cast()) }
+}
+
+/// The sums `W[t] + K[t]` for the rounds, in pairs (16-byte aligned, so a
+/// pair never straddles a cache line).
+#[repr(align(16))]
+struct Wk([[u64; 2]; 16]);
+
+/// Stores `x` in `out` (lane 0 first).
+#[inline(always)]
+fn store2(out: &mut [u64; 2], x: __m128i) {
+    // SAFETY: `out` is 16 writable bytes; `storeu` needs no alignment.
+    unsafe { _mm_storeu_si128(out.as_mut_ptr().cast(), x) }
+}
+
+/// 80 rounds over the message `msg` (words `2 i` and `2 i + 1` in
+/// `msg[i]`, lane 0 first), calling `slot(g)` after each group `g` of four
+/// rounds, with schedule `S`.
+///
+/// # Safety
+/// The CPU must have BMI1, BMI2 and the features of `S`; always inlined,
+/// into functions that enable them.
+#[inline(always)]
+unsafe fn rounds_with<S: Schedule, F: FnMut(usize)>(
+    state: [u64; 8],
+    msg: [__m128i; 8],
+    mut slot: F,
+) -> [u64; 8] {
+    // The message words in pairs, a ring of the last sixteen words.
+    let mut x = msg;
+    // W[t] + K[t] at `wk[t % 32]`: the schedule writes sixteen words ahead
+    // of the rounds, so a ring of 32 keeps it clear of the words in use.
+    let mut wk = Wk([[0u64; 2]; 16]);
+    for (i, &m) in msg.iter().enumerate() {
+        // SAFETY: SSE2 is part of the x86-64 baseline.
+        store2(&mut wk.0[i], unsafe { _mm_add_epi64(m, k512x2(i)) });
+    }
+    let [a, b, c, d, e, f, g, h] = state;
+    // The rounds in assembly, each in two halves: the e half computes T1 and
+    // the new e (d + T1), the a half the new a (T1 + Sigma0(a) + Maj(a, b,
+    // c)). Written as Rust, the compiler reassociates T1 to add the W + K
+    // load last, after Sigma1(e) (a cycle more on the e chain each round),
+    // and reads W + K out of the vector registers with `pextrq`.
+    //
+    // Round t's a half follows round t + 1's e half, so that the e chain,
+    // the critical path, is older in the schedulers than the a work beside
+    // it and goes first onto the two ALUs that run `rorx` (six per round).
+    //
+    // With A[t] and E[t] the a and e of round t (A[0] = a, A[-1] = b, ...,
+    // E[-3] = h), before round t the variables hold A[t-1], A[t-2],
+    // A[t-3], A[t-2] ^ A[t-3] (for Maj), T1[t-1], and E[t] .. E[t-3].
+    let (mut p1, mut p2, mut p3, mut bcp) = (b, c, d, c ^ d);
+    let mut t1p = 0u64;
+    // A[80], from round 79's a half.
+    let mut a80 = 0u64;
+    let (mut e0, mut e1, mut e2, mut e3) = (e, f, g, h);
+    macro_rules! schedule {
+        ($p:expr) => {
+            // SAFETY: the caller guarantees the features of `S`.
+            let pair = unsafe { S::next_pair(&mut x, $p) };
+            store2(&mut wk.0[$p % 16], pair);
+        };
+    }
+    // h += W[t] + K[t] + Ch(e, f, g) + Sigma1(e) (now T1), d += h.
+    macro_rules! e_part {
+        ($t:expr, $e:expr, $f:expr, $g:expr, $h:expr, $d:expr) => {
+            // SAFETY: reads the 8 bytes of `wk` at offset 8 (t % 32),
+            // inside the 256-byte array; registers only otherwise.
+            unsafe {
+                core::arch::asm!(
+                    "rorx {t1}, {e}, 14",
+                    "rorx {t2}, {e}, 18",
+                    "add {h}, qword ptr [{base} + {off}]",
+                    "mov {t0}, {f}",
+                    "and {t0}, {e}",
+                    "xor {t1}, {t2}",
+                    "rorx {t2}, {e}, 41",
+                    "add {h}, {t0}",
+                    "andn {t0}, {e}, {g}",
+                    "xor {t1}, {t2}",
+                    "add {h}, {t0}",
+                    "add {h}, {t1}",
+                    "add {d}, {h}",
+                    base = in(reg) wk.0.as_ptr(),
+                    off = const ($t % 32) * 8,
+                    e = in(reg) $e,
+                    f = in(reg) $f,
+                    g = in(reg) $g,
+                    h = inout(reg) $h,
+                    d = inout(reg) $d,
+                    t0 = out(reg) _,
+                    t1 = out(reg) _,
+                    t2 = out(reg) _,
+                    options(readonly, nostack),
+                );
+            }
+        };
+    }
+    // t1 += Sigma0(a) + Maj(a, b, c), with Maj = ((a ^ b) & (b ^ c)) ^ b
+    // from bc = b ^ c; ab = a ^ b (the next round's bc).
+    macro_rules! a_part {
+        ($a:expr, $b:expr, $bc:expr, $t1:expr, $ab:expr) => {
+            // SAFETY: registers only.
+            unsafe {
+                core::arch::asm!(
+                    "rorx {s0}, {a}, 28",
+                    "mov {ab}, {a}",
+                    "rorx {s}, {a}, 34",
+                    "xor {ab}, {b}",
+                    "xor {s0}, {s}",
+                    "rorx {s}, {a}, 39",
+                    "and {bc}, {ab}",
+                    "xor {s0}, {s}",
+                    "xor {bc}, {b}",
+                    "add {t1}, {s0}",
+                    "add {t1}, {bc}",
+                    a = in(reg) $a,
+                    b = in(reg) $b,
+                    bc = inout(reg) $bc => _,
+                    t1 = inout(reg) $t1,
+                    ab = out(reg) $ab,
+                    s0 = out(reg) _,
+                    s = out(reg) _,
+                    options(nomem, nostack),
+                );
+            }
+        };
+    }
+    macro_rules! round {
+        ($t:expr) => {
+            let t: usize = $t;
+            let (mut t1, mut ne) = (e3, p3);
+            e_part!($t, e0, e1, e2, t1, ne);
+            let (na, ab): (u64, u64);
+            // Round t - 1's a half (A[0] is the state's a).
+            if t == 0 {
+                (na, ab) = (a, b ^ c);
+            } else {
+                let mut x = t1p;
+                let y: u64;
+                a_part!(p1, p2, bcp, x, y);
+                (na, ab) = (x, y);
+            }
+            p3 = p2;
+            p2 = p1;
+            p1 = na;
+            bcp = ab;
+            t1p = t1;
+            e3 = e2;
+            e2 = e1;
+            e1 = e0;
+            e0 = ne;
+        };
+    }
+    macro_rules! group {
+        ($($g:literal)*) => {
+            $(
+                if $g < 16 {
+                    // Group g + 4's words, ahead of the rounds that use them.
+                    schedule!(2 * $g + 8);
+                    schedule!(2 * $g + 9);
+                }
+                round!(4 * $g);
+                round!(4 * $g + 1);
+                round!(4 * $g + 2);
+                round!(4 * $g + 3);
+                // Keep the slot's AES rounds here, between this group and
+                // the next (see `pin_xmm`).
+                if $g == 19 {
+                    // Round 79's deferred half.
+                    let mut x = t1p;
+                    let y: u64;
+                    a_part!(p1, p2, bcp, x, y);
+                    debug_assert_eq!(y, p1 ^ p2);
+                    a80 = x;
+                }
+                super::pin_u64(&mut p1);
+                super::pin_u64(&mut e0);
+                slot($g);
+            )*
+        };
+    }
+    group!(0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19);
+    [
+        a80.wrapping_add(state[0]),
+        p1.wrapping_add(state[1]),
+        p2.wrapping_add(state[2]),
+        p3.wrapping_add(state[3]),
+        e0.wrapping_add(state[4]),
+        e1.wrapping_add(state[5]),
+        e2.wrapping_add(state[6]),
+        e3.wrapping_add(state[7]),
+    ]
+}
+
+/// The [`HashKernel`] implementation of `$kernel` with schedule
+/// `$schedule`, and `$blocks`, a compression loop over blocks.
+macro_rules! sha512_kernel {
+    ($kernel:ident, $schedule:ty, $blocks:ident, $features:literal) => {
+        impl HashKernel for $kernel {
+            type H = Sha384;
+            type Regs = [u64; 8];
+            type Msg = [__m128i; 8];
+            const BLOCK: usize = 128;
+            const GROUPS: usize = 20;
+
+            #[inline]
+            #[target_feature(enable = $features)]
+            unsafe fn load_state(state: &[u64; 8]) -> [u64; 8] {
+                *state
+            }
+
+            #[inline]
+            #[target_feature(enable = $features)]
+            unsafe fn store_state(regs: [u64; 8]) -> [u64; 8] {
+                regs
+            }
+
+            #[inline]
+            #[target_feature(enable = $features)]
+            unsafe fn load_msg(data: &[u8]) -> [__m128i; 8] {
+                core::array::from_fn(|i| bswap64x2(super::load(super::block(data, 16 * i))))
+            }
+
+            #[inline]
+            #[target_feature(enable = $features)]
+            unsafe fn rounds<F: FnMut(usize)>(
+                regs: [u64; 8],
+                msg: [__m128i; 8],
+                slot: F,
+            ) -> [u64; 8] {
+                // SAFETY: this function enables the features of BMI and of the
+                // schedule.
+                unsafe { rounds_with::<$schedule, F>(regs, msg, slot) }
+            }
+
+            #[inline]
+            #[target_feature(enable = $features)]
+            unsafe fn outer_msg(inner: [u64; 8]) -> [__m128i; 8] {
+                // As `Sha384Scalar::outer_msg`, in pairs (word 2 i in lane 0).
+                let pair = |lo: u64, hi: u64| _mm_set_epi64x(hi as i64, lo as i64);
+                [
+                    pair(inner[0], inner[1]),
+                    pair(inner[2], inner[3]),
+                    pair(inner[4], inner[5]),
+                    pair(0x8000_0000_0000_0000, 0),
+                    _mm_setzero_si128(),
+                    _mm_setzero_si128(),
+                    _mm_setzero_si128(),
+                    pair(0, (128 + 48) * 8),
+                ]
+            }
+
+            #[inline]
+            #[target_feature(enable = $features)]
+            unsafe fn write_digest(regs: [u64; 8], out: &mut [u8]) {
+                for (chunk, word) in out[..48].chunks_exact_mut(8).zip(regs) {
+                    chunk.copy_from_slice(&word.to_be_bytes());
+                }
+            }
+        }
+
+        #[target_feature(enable = $features)]
+        fn $blocks(state: &mut [u64; 8], blocks: &[[u8; 128]]) {
+            let mut regs = *state;
+            for b in blocks {
+                // SAFETY: this function enables the kernel's features.
+                regs = unsafe { $kernel::compress(regs, b) };
+            }
+            *state = regs;
+        }
+    };
+}
+
+sha512_kernel!(
+    Sha384Avx2,
+    Avx2Schedule,
+    compress_blocks_avx2,
+    "avx2,bmi1,bmi2,ssse3,sse4.1"
+);
+sha512_kernel!(
+    Sha384Avx512,
+    Avx512Schedule,
+    compress_blocks_avx512,
+    "avx512f,avx512vl,avx2,bmi1,bmi2,ssse3,sse4.1"
+);
+
+/// SHA-512's compression of `blocks` into `state` with [`Sha384Avx2`].
+#[cfg_attr(not(test), allow(dead_code))] // wired into the backends separately
+pub(crate) fn compress512_avx2(token: super::Avx2, state: &mut [u64; 8], blocks: &[[u8; 128]]) {
+    let _ = token;
+    // SAFETY: `token` proves the CPU has AVX2, BMI1, BMI2, SSSE3 and
+    // SSE4.1, the features the kernel enables.
+    unsafe { compress_blocks_avx2(state, blocks) }
+}
+
+/// SHA-512's compression of `blocks` into `state` with [`Sha384Avx512`].
+#[cfg_attr(not(test), allow(dead_code))] // wired into the backends separately
+pub(crate) fn compress512_avx512(
+    avx2: super::Avx2,
+    avx512: super::Vaes512,
+    state: &mut [u64; 8],
+    blocks: &[[u8; 128]],
+) {
+    let _ = (avx2, avx512);
+    // SAFETY: `avx2` proves the CPU has AVX2, BMI1, BMI2, SSSE3 and SSE4.1,
+    // `avx512` AVX-512 F and VL: the features the kernel enables.
+    unsafe { compress_blocks_avx512(state, blocks) }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::{Avx2, Vaes512};
+    use super::*;
+    use crate::primitives::hash::HashFunction;
+    use hmac::{Hmac, KeyInit, Mac};
+
+    /// SplitMix64: a small deterministic generator for test inputs.
+    struct SplitMix64(u64);
+
+    impl SplitMix64 {
+        fn next(&mut self) -> u64 {
+            self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
+            let mut z = self.0;
+            z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+            z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+            z ^ (z >> 31)
+        }
+
+        fn state(&mut self) -> [u64; 8] {
+            core::array::from_fn(|_| self.next())
+        }
+
+        fn fill(&mut self, out: &mut [u8]) {
+            for chunk in out.chunks_mut(8) {
+                let word = self.next().to_le_bytes();
+                chunk.copy_from_slice(&word[..chunk.len()]);
+            }
+        }
+
+        fn blocks(&mut self, n: usize) -> Vec<[u8; 128]> {
+            let mut blocks = vec![[0u8; 128]; n];
+            for b in &mut blocks {
+                self.fill(b);
+            }
+            blocks
+        }
+    }
+
+    fn avx2() -> Option<Avx2> {
+        let token = Avx2::detect();
+        if token.is_none() {
+            eprintln!("SKIPPED: Sha384Avx2 tests (CPU lacks AVX2/BMI2)");
+        }
+        token
+    }
+
+    fn avx512() -> Option<(Avx2, Vaes512)> {
+        let tokens = Avx2::detect().zip(Vaes512::detect());
+        if tokens.is_none() {
+            eprintln!("SKIPPED: Sha384Avx512 tests (CPU lacks AVX2/BMI2 or AVX-512F/BW/VL)");
+        }
+        tokens
+    }
+
+    type CompressFn = dyn Fn(&mut [u64; 8], &[[u8; 128]]);
+    type Compress = Box<CompressFn>;
+
+    /// The compression loops the CPU can run, by name.
+    fn compressors() -> Vec<(&'static str, Compress)> {
+        let mut list: Vec<(&'static str, Compress)> = Vec::new();
+        if let Some(t) = avx2() {
+            list.push(("avx2", Box::new(move |s, b| compress512_avx2(t, s, b))));
+        }
+        if let Some((t, v)) = avx512() {
+            list.push((
+                "avx512",
+                Box::new(move |s, b| compress512_avx512(t, v, s, b)),
+            ));
+        }
+        list
+    }
+
+    fn reference(state: [u64; 8], blocks: &[[u8; 128]]) -> [u64; 8] {
+        let mut s = state;
+        sha2::block_api::compress512(&mut s, blocks);
+        s
+    }
+
+    #[test]
+    fn random_blocks_match_sha2() {
+        for (name, compress) in compressors() {
+            let mut rng = SplitMix64(1);
+            for _ in 0..2000 {
+                let state = rng.state();
+                let blocks = rng.blocks(1);
+                let mut ours = state;
+                compress(&mut ours, &blocks);
+                assert_eq!(ours, reference(state, &blocks), "{name}");
+            }
+        }
+    }
+
+    #[test]
+    fn edge_words_match_sha2() {
+        for (name, compress) in compressors() {
+            edge_words(name, &*compress);
+        }
+    }
+
+    fn edge_words(name: &str, compress: &CompressFn) {
+        // All-zero and all-one states and blocks, and mixtures, exercise
+        // carries and the extreme values of every lane.
+        let mut rng = SplitMix64(2);
+        for pattern in 0..64u64 {
+            let state: [u64; 8] = core::array::from_fn(|i| match (pattern >> (i % 3)) & 3 {
+                0 => 0,
+                1 => u64::MAX,
+                _ => rng.next(),
+            });
+            let mut block = [0u8; 128];
+            for (i, byte) in block.iter_mut().enumerate() {
+                *byte = match (pattern + i as u64 / 16) % 3 {
+                    0 => 0,
+                    1 => 0xff,
+                    _ => rng.next() as u8,
+                };
+            }
+            let mut ours = state;
+            compress(&mut ours, &[block]);
+            assert_eq!(
+                ours,
+                reference(state, &[block]),
+                "{name}, pattern {pattern}"
+            );
+        }
+    }
+
+    #[test]
+    fn multi_block_calls_match_sha2() {
+        for (name, compress) in compressors() {
+            let mut rng = SplitMix64(3);
+            for n in 0..=20 {
+                let state = rng.state();
+                let blocks = rng.blocks(n);
+                let mut ours = state;
+                compress(&mut ours, &blocks);
+                assert_eq!(ours, reference(state, &blocks), "{name}, {n} blocks");
+                // The same blocks split over two calls.
+                let mut split = state;
+                let (first, rest) = blocks.split_at(n / 2);
+                compress(&mut split, first);
+                compress(&mut split, rest);
+                assert_eq!(split, ours, "{name}, {n} blocks in two calls");
+            }
+        }
+    }
+
+    /// HMAC-SHA384 of `msg` under `key` (at most one block), the inner
+    /// hash's blocks and the outer hash through kernel `K`.
+    ///
+    /// # Safety
+    /// The CPU must have the kernel's features.
+    unsafe fn hmac_sha384_with<K: HashKernel<H = Sha384, Regs = [u64; 8]>>(
+        key: &[u8],
+        msg: &[u8],
+    ) -> [u8; 48] {
+        // A key of at most one block, padded with zeros.
+        let mut block = [0u8; 128];
+        block[..key.len()].copy_from_slice(key);
+        let pad = |x: u8| block.map(|k| k ^ x);
+        let mut inner = Sha384::INITIAL_STATE;
+        sha2::block_api::compress512(&mut inner, &[pad(0x36)]);
+        let mut outer = Sha384::INITIAL_STATE;
+        sha2::block_api::compress512(&mut outer, &[pad(0x5c)]);
+        // The inner hash over msg, padded (FIPS 180-4 5.1.2).
+        let mut padded = msg.to_vec();
+        padded.push(0x80);
+        while padded.len() % 128 != 112 {
+            padded.push(0);
+        }
+        padded.extend_from_slice(&((128 + msg.len() as u128) * 8).to_be_bytes());
+        // SAFETY: the caller guarantees the kernel's features.
+        let mut regs = unsafe { K::load_state(&inner) };
+        for b in padded.chunks_exact(128) {
+            // SAFETY: as above.
+            regs = unsafe { K::compress(regs, b) };
+        }
+        // SAFETY: as above.
+        let outer = unsafe { K::load_state(&outer) };
+        // SAFETY: as above.
+        let outer = unsafe { K::rounds(outer, K::outer_msg(regs), |_| {}) };
+        let mut tag = [0u8; 48];
+        // SAFETY: as above.
+        unsafe { K::write_digest(outer, &mut tag) };
+        tag
+    }
+
+    #[test]
+    fn outer_msg_and_write_digest_give_hmac_sha384() {
+        if avx2().is_some() {
+            // SAFETY: the CPU has the kernel's features.
+            unsafe { check_hmac::<Sha384Avx2>() };
+        }
+        if avx512().is_some() {
+            // SAFETY: as above.
+            unsafe { check_hmac::<Sha384Avx512>() };
+        }
+    }
+
+    /// # Safety
+    /// The CPU must have the kernel's features.
+    unsafe fn check_hmac<K: HashKernel<H = Sha384, Regs = [u64; 8]>>() {
+        let mut rng = SplitMix64(4);
+        for len in (0..300).chain([1000, 4096, 16384]) {
+            let mut key = vec![0u8; (rng.next() % 129) as usize];
+            rng.fill(&mut key);
+            let mut msg = vec![0u8; len];
+            rng.fill(&mut msg);
+            let mut mac = Hmac::<sha2::Sha384>::new_from_slice(&key).expect("any key length");
+            mac.update(&msg);
+            let expected = mac.finalize().into_bytes();
+            // SAFETY: the caller guarantees the kernel's features.
+            let tag = unsafe { hmac_sha384_with::<K>(&key, &msg) };
+            assert_eq!(tag[..], expected[..], "message of {len} bytes");
+        }
+    }
+
+    /// One compression through `K::rounds`, recording the slots.
+    ///
+    /// # Safety
+    /// The CPU must have the kernel's features.
+    unsafe fn rounds_with_slots<K: HashKernel<H = Sha384, Regs = [u64; 8]>>(
+        state: [u64; 8],
+        block: &[u8; 128],
+        seen: &mut Vec<usize>,
+    ) -> [u64; 8] {
+        // SAFETY: the caller guarantees the kernel's features.
+        let regs = unsafe { K::load_state(&state) };
+        // SAFETY: as above.
+        let msg = unsafe { K::load_msg(block) };
+        // SAFETY: as above.
+        let regs = unsafe { K::rounds(regs, msg, |g| seen.push(g)) };
+        // SAFETY: as above.
+        unsafe { K::store_state(regs) }
+    }
+
+    /// # Safety
+    /// The CPU must have the kernel's features.
+    unsafe fn check_slots<K: HashKernel<H = Sha384, Regs = [u64; 8]>>() {
+        assert_eq!(K::GROUPS, 20);
+        let mut rng = SplitMix64(5);
+        for _ in 0..50 {
+            let state = rng.state();
+            let block = rng.blocks(1)[0];
+            let mut seen = Vec::new();
+            // SAFETY: the caller guarantees the kernel's features.
+            let out = unsafe { rounds_with_slots::<K>(state, &block, &mut seen) };
+            assert_eq!(seen, (0..K::GROUPS).collect::<Vec<_>>());
+            assert_eq!(out, reference(state, &[block]));
+        }
+    }
+
+    #[test]
+    fn rounds_call_each_slot_once_in_order() {
+        if avx2().is_some() {
+            // SAFETY: the CPU has the kernel's features.
+            unsafe { check_slots::<Sha384Avx2>() };
+        }
+        if avx512().is_some() {
+            // SAFETY: as above.
+            unsafe { check_slots::<Sha384Avx512>() };
         }
     }
 }
