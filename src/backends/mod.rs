@@ -273,20 +273,18 @@ impl Compressor {
         #[cfg(target_arch = "x86_64")]
         {
             use x86_64::{Avx2, ShaNi, sha::ShaNiCompress, sha_avx2::Avx2Compress};
-            // SHA-384 has no SHA-NI instructions: the SHA-NI backends use
-            // the AVX2 kernel for it when the CPU has AVX2 (all that have
-            // AVX-512 do), whatever the override says about bit 0x4, which
-            // selects the SHA-1/SHA-256 kernels.
+            // SHA-NI has no SHA-512: SHA-384 runs on the best SHA-512
+            // kernel the override allows, whichever backend.
+            let sha512 = x86_64::sha512::Sha512Kernel::new(cpu::enabled());
             match backend {
                 Backend::Vaes512ShaNi | Backend::AesNiShaNi => {
                     if let Some(sha) = ShaNi::detect() {
-                        let avx2 = Avx2::detect();
-                        return Compressor::ShaNi(ShaNiCompress { sha, avx2 });
+                        return Compressor::ShaNi(ShaNiCompress { sha, sha512 });
                     }
                 }
                 Backend::AesNiAvx2 => {
-                    if let Some(t) = Avx2::detect() {
-                        return Compressor::Avx2(Avx2Compress(t));
+                    if let Some(avx2) = Avx2::detect() {
+                        return Compressor::Avx2(Avx2Compress { avx2, sha512 });
                     }
                 }
                 Backend::AesNi | Backend::Portable => {}
@@ -370,9 +368,8 @@ pub(crate) fn seal_mac_then_encrypt(
         use crate::primitives::hmac::AnyStates;
         use x86_64::sha::{Sha1Ni, Sha256Ni};
         use x86_64::sha_avx2::{Sha1Avx2, Sha256Avx2};
-        use x86_64::sha512::Sha384Scalar;
+        use x86_64::stitch;
         use x86_64::stitch::seal_mac_then_encrypt as stitched;
-        use x86_64::{Avx2, ShaNi};
         let (h, b, p) = (header, &mut *body, plaintext_len);
         match (mac.compressor(), mac.states()) {
             (Compressor::ShaNi(c), AnyStates::Sha1(s)) => {
@@ -382,19 +379,16 @@ pub(crate) fn seal_mac_then_encrypt(
                 return stitched::<Sha256Ni>(k, c.sha, s, h, iv, b, p);
             }
             (Compressor::ShaNi(c), AnyStates::Sha384(s)) => {
-                return match c.avx2 {
-                    Some(t) => stitched::<Sha384Scalar<Avx2>>(k, t, s, h, iv, b, p),
-                    None => stitched::<Sha384Scalar<ShaNi>>(k, c.sha, s, h, iv, b, p),
-                };
+                return stitch::seal_mac_then_encrypt_sha384(k, c.sha, c.sha512, s, h, iv, b, p);
             }
             (Compressor::Avx2(c), AnyStates::Sha1(s)) => {
-                return stitched::<Sha1Avx2>(k, c.0, s, h, iv, b, p);
+                return stitched::<Sha1Avx2>(k, c.avx2, s, h, iv, b, p);
             }
             (Compressor::Avx2(c), AnyStates::Sha256(s)) => {
-                return stitched::<Sha256Avx2>(k, c.0, s, h, iv, b, p);
+                return stitched::<Sha256Avx2>(k, c.avx2, s, h, iv, b, p);
             }
             (Compressor::Avx2(c), AnyStates::Sha384(s)) => {
-                return stitched::<Sha384Scalar<Avx2>>(k, c.0, s, h, iv, b, p);
+                return stitch::seal_mac_then_encrypt_sha384(k, c.avx2, c.sha512, s, h, iv, b, p);
             }
             (Compressor::Crates(_), _) => {}
         }
@@ -428,9 +422,8 @@ pub(crate) fn seal_encrypt_then_mac(
         use crate::primitives::hmac::AnyStates;
         use x86_64::sha::{Sha1Ni, Sha256Ni};
         use x86_64::sha_avx2::{Sha1Avx2, Sha256Avx2};
-        use x86_64::sha512::Sha384Scalar;
+        use x86_64::stitch;
         use x86_64::stitch::seal_encrypt_then_mac as stitched;
-        use x86_64::{Avx2, ShaNi};
         let (h, f, n, p) = (header, &mut *fragment, iv_len, plaintext_len);
         match (mac.compressor(), mac.states()) {
             (Compressor::ShaNi(c), AnyStates::Sha1(s)) => {
@@ -440,19 +433,18 @@ pub(crate) fn seal_encrypt_then_mac(
                 return stitched::<Sha256Ni>(k, c.sha, s, h, iv, f, n, p);
             }
             (Compressor::ShaNi(c), AnyStates::Sha384(s)) => {
-                return match c.avx2 {
-                    Some(t) => stitched::<Sha384Scalar<Avx2>>(k, t, s, h, iv, f, n, p),
-                    None => stitched::<Sha384Scalar<ShaNi>>(k, c.sha, s, h, iv, f, n, p),
-                };
+                return stitch::seal_encrypt_then_mac_sha384(k, c.sha, c.sha512, s, h, iv, f, n, p);
             }
             (Compressor::Avx2(c), AnyStates::Sha1(s)) => {
-                return stitched::<Sha1Avx2>(k, c.0, s, h, iv, f, n, p);
+                return stitched::<Sha1Avx2>(k, c.avx2, s, h, iv, f, n, p);
             }
             (Compressor::Avx2(c), AnyStates::Sha256(s)) => {
-                return stitched::<Sha256Avx2>(k, c.0, s, h, iv, f, n, p);
+                return stitched::<Sha256Avx2>(k, c.avx2, s, h, iv, f, n, p);
             }
             (Compressor::Avx2(c), AnyStates::Sha384(s)) => {
-                return stitched::<Sha384Scalar<Avx2>>(k, c.0, s, h, iv, f, n, p);
+                return stitch::seal_encrypt_then_mac_sha384(
+                    k, c.avx2, c.sha512, s, h, iv, f, n, p,
+                );
             }
             (Compressor::Crates(_), _) => {}
         }

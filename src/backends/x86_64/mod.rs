@@ -47,6 +47,17 @@ pub(crate) struct ShaNi(());
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Avx2(());
 
+/// Proof that the CPU has the features of both [`Avx2`] and [`Vaes512`]:
+/// for AVX-512VL kernels that also use BMI2.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Avx512Bmi(());
+
+impl Avx512Bmi {
+    pub(crate) fn new(_: Avx2, _: Vaes512) -> Self {
+        Avx512Bmi(())
+    }
+}
+
 /// Proof that the CPU has AVX-512 F/BW/VL, VAES and AES-NI (and the OS saves
 /// the zmm registers).
 #[derive(Clone, Copy, Debug)]

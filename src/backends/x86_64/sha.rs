@@ -430,12 +430,13 @@ fn compress_blocks<K: HashKernel>(
 }
 
 /// The compression functions of the SHA-NI backends: SHA-1 and SHA-256
-/// with SHA-NI; SHA-384 (which SHA-NI does not cover) with our AVX2 kernel
-/// when the CPU has AVX2, else with the `sha2` crate.
+/// with SHA-NI; SHA-384 (which SHA-NI does not cover) with the best
+/// SHA-512 kernel allowed.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct ShaNiCompress {
     pub(crate) sha: ShaNi,
-    pub(crate) avx2: Option<super::Avx2>,
+    /// For SHA-384.
+    pub(crate) sha512: super::sha512::Sha512Kernel,
 }
 
 impl Compress<Sha1> for ShaNiCompress {
@@ -457,9 +458,6 @@ impl Compress<Sha256> for ShaNiCompress {
 impl Compress<Sha384> for ShaNiCompress {
     #[inline]
     fn compress(&self, state: &mut [u64; 8], blocks: &[[u8; 128]]) {
-        match self.avx2 {
-            Some(_) => sha2::block_api::compress512(state, blocks),
-            None => sha2::block_api::compress512(state, blocks),
-        }
+        self.sha512.compress(state, blocks);
     }
 }

@@ -245,9 +245,8 @@ pub(crate) struct Sha384Avx2;
 /// [`Sha384Avx2`] with the message schedule in AVX-512VL: `vprorq` and
 /// `vpternlogq` take the sigmas from 16 instructions per pair of words
 /// to 8, which the front end, shared with the rounds, feels (about 7%
-/// faster on AMD Zen 4). Needs both the [`super::Avx2`] token (AVX2, BMI1,
-/// BMI2) and the [`super::Vaes512`] token (AVX-512 F/BW/VL).
-#[cfg_attr(not(test), allow(dead_code))] // wired into the backends separately
+/// faster on AMD Zen 4). Needs the [`super::Avx512Bmi`] token (AVX2, BMI1,
+/// BMI2 and AVX-512 F/BW/VL).
 pub(crate) struct Sha384Avx512;
 
 /// Reverses the bytes of each 64-bit lane.
@@ -540,12 +539,13 @@ unsafe fn rounds_with<S: Schedule, F: FnMut(usize)>(
 /// The [`HashKernel`] implementation of `$kernel` with schedule
 /// `$schedule`, and `$blocks`, a compression loop over blocks.
 macro_rules! sha512_kernel {
-    ($kernel:ident, $schedule:ty, $blocks:ident, $features:literal) => {
+    ($kernel:ident, $schedule:ty, $blocks:ident, $isa:ty, $features:literal) => {
         impl HashKernel for $kernel {
             type H = Sha384;
             type Regs = [u64; 8];
             type Msg = [__m128i; 8];
             const BLOCK: usize = 128;
+            type Isa = $isa;
             const GROUPS: usize = 20;
 
             #[inline]
@@ -620,17 +620,18 @@ sha512_kernel!(
     Sha384Avx2,
     Avx2Schedule,
     compress_blocks_avx2,
+    super::Avx2,
     "avx2,bmi1,bmi2,ssse3,sse4.1"
 );
 sha512_kernel!(
     Sha384Avx512,
     Avx512Schedule,
     compress_blocks_avx512,
+    super::Avx512Bmi,
     "avx512f,avx512vl,avx2,bmi1,bmi2,ssse3,sse4.1"
 );
 
 /// SHA-512's compression of `blocks` into `state` with [`Sha384Avx2`].
-#[cfg_attr(not(test), allow(dead_code))] // wired into the backends separately
 pub(crate) fn compress512_avx2(token: super::Avx2, state: &mut [u64; 8], blocks: &[[u8; 128]]) {
     let _ = token;
     // SAFETY: `token` proves the CPU has AVX2, BMI1, BMI2, SSSE3 and
@@ -639,17 +640,61 @@ pub(crate) fn compress512_avx2(token: super::Avx2, state: &mut [u64; 8], blocks:
 }
 
 /// SHA-512's compression of `blocks` into `state` with [`Sha384Avx512`].
-#[cfg_attr(not(test), allow(dead_code))] // wired into the backends separately
 pub(crate) fn compress512_avx512(
-    avx2: super::Avx2,
-    avx512: super::Vaes512,
+    token: super::Avx512Bmi,
     state: &mut [u64; 8],
     blocks: &[[u8; 128]],
 ) {
-    let _ = (avx2, avx512);
-    // SAFETY: `avx2` proves the CPU has AVX2, BMI1, BMI2, SSSE3 and SSE4.1,
-    // `avx512` AVX-512 F and VL: the features the kernel enables.
+    let _ = token;
+    // SAFETY: `token` proves the CPU has AVX2, BMI1, BMI2, SSSE3, SSE4.1
+    // and AVX-512 F and VL: the features the kernel enables.
     unsafe { compress_blocks_avx512(state, blocks) }
+}
+
+/// The SHA-512 compression our compressors use for SHA-384 (SHA-NI has
+/// none), chosen once with the compressor: the fastest one the CPU has and
+/// `CBC_HMAC_CPUID_OVERRIDE` allows.
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum Sha512Kernel {
+    /// The `sha2` crate's, which picks its own implementation (and, for the
+    /// stitched seal and fused open, [`Sha384Scalar`]).
+    Crate,
+    /// [`Sha384Avx2`]: override bit `0x4`.
+    Avx2(super::Avx2),
+    /// [`Sha384Avx512`]: override bits `0x4 | 0x10`.
+    Avx512(super::Avx512Bmi),
+}
+
+impl Sha512Kernel {
+    /// The best kernel allowed by `enabled` (the override bits the CPU has).
+    pub(crate) fn new(enabled: u32) -> Self {
+        use crate::backends::cpu::{AVX2, VAES512};
+        let avx2 = if enabled & AVX2 != 0 {
+            super::Avx2::detect()
+        } else {
+            None
+        };
+        let vaes = if enabled & VAES512 != 0 {
+            super::Vaes512::detect()
+        } else {
+            None
+        };
+        match (avx2, vaes) {
+            (Some(a), Some(v)) => Sha512Kernel::Avx512(super::Avx512Bmi::new(a, v)),
+            (Some(a), None) => Sha512Kernel::Avx2(a),
+            _ => Sha512Kernel::Crate,
+        }
+    }
+
+    /// Compresses `blocks` into `state`.
+    #[inline]
+    pub(crate) fn compress(self, state: &mut [u64; 8], blocks: &[[u8; 128]]) {
+        match self {
+            Sha512Kernel::Crate => sha2::block_api::compress512(state, blocks),
+            Sha512Kernel::Avx2(t) => compress512_avx2(t, state, blocks),
+            Sha512Kernel::Avx512(t) => compress512_avx512(t, state, blocks),
+        }
+    }
 }
 
 #[cfg(test)]
@@ -719,7 +764,7 @@ mod tests {
         if let Some((t, v)) = avx512() {
             list.push((
                 "avx512",
-                Box::new(move |s, b| compress512_avx512(t, v, s, b)),
+                Box::new(move |s, b| compress512_avx512(super::super::Avx512Bmi::new(t, v), s, b)),
             ));
         }
         list

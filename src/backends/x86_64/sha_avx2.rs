@@ -506,12 +506,16 @@ fn compress_blocks<K: HashKernel>(
 #[derive(Clone, Copy, Debug)]
 // Wired into the backends separately.
 #[cfg_attr(not(test), allow(dead_code))]
-pub(crate) struct Avx2Compress(pub(crate) super::Avx2);
+pub(crate) struct Avx2Compress {
+    pub(crate) avx2: super::Avx2,
+    /// For SHA-384.
+    pub(crate) sha512: super::sha512::Sha512Kernel,
+}
 
 impl Compress<Sha1> for Avx2Compress {
     #[inline]
     fn compress(&self, state: &mut [u32; 5], blocks: &[[u8; 64]]) {
-        // SAFETY: `self.0` proves the CPU has AVX2, BMI1, BMI2, SSSE3 and
+        // SAFETY: `self.avx2` proves the CPU has AVX2, BMI1, BMI2, SSSE3 and
         // SSE4.1.
         unsafe { compress_blocks::<Sha1Avx2>(state, blocks) }
     }
@@ -520,7 +524,7 @@ impl Compress<Sha1> for Avx2Compress {
 impl Compress<Sha256> for Avx2Compress {
     #[inline]
     fn compress(&self, state: &mut [u32; 8], blocks: &[[u8; 64]]) {
-        // SAFETY: `self.0` proves the CPU has AVX2, BMI1, BMI2, SSSE3 and
+        // SAFETY: `self.avx2` proves the CPU has AVX2, BMI1, BMI2, SSSE3 and
         // SSE4.1.
         unsafe { compress_blocks::<Sha256Avx2>(state, blocks) }
     }
@@ -529,8 +533,7 @@ impl Compress<Sha256> for Avx2Compress {
 impl Compress<Sha384> for Avx2Compress {
     #[inline]
     fn compress(&self, state: &mut [u64; 8], blocks: &[[u8; 128]]) {
-        // The crate's own AVX2 kernel, until a stitchable one is needed.
-        sha2::block_api::compress512(state, blocks);
+        self.sha512.compress(state, blocks);
     }
 }
 
@@ -574,7 +577,10 @@ mod tests {
     }
 
     fn token(what: &str) -> Option<Avx2Compress> {
-        let t = super::super::Avx2::detect().map(Avx2Compress);
+        let t = super::super::Avx2::detect().map(|avx2| Avx2Compress {
+            avx2,
+            sha512: super::super::sha512::Sha512Kernel::Crate,
+        });
         if t.is_none() {
             eprintln!("SKIPPED: {what} (CPU lacks AVX2/BMI2)");
         }

@@ -22,8 +22,8 @@ use core::arch::x86_64::*;
 use super::aes::{AesNiKey, Schedule, encrypt_run, load_keys};
 use super::sha::{HashKernel, Sha1Ni, Sha256Ni, ShaNiCompress};
 use super::sha_avx2::{Avx2Compress, Sha1Avx2, Sha256Avx2};
-use super::sha512::Sha384Scalar;
-use super::{Avx2, ShaNi, block, block_mut, load, store};
+use super::sha512::{Sha384Avx2, Sha384Avx512, Sha384Scalar, Sha512Kernel};
+use super::{Avx2, Avx512Bmi, ShaNi, block, block_mut, load, store};
 use crate::backends::{AesKey, DecryptAbsorb, pad};
 use crate::primitives::hash::{Compress, Engine, HashFunction, Sha1, Sha256, Sha384};
 use crate::primitives::hmac::HmacStates;
@@ -150,6 +150,11 @@ isa!(
     ShaNi,
     "aes,sha,sse2,ssse3,sse4.1",
     "avx512f,avx512bw,avx512vl,vaes,aes,sha,sse2,ssse3,sse4.1"
+);
+isa!(
+    Avx512Bmi,
+    "aes,avx,avx2,bmi1,bmi2,avx512f,avx512bw,avx512vl,sse2,ssse3,sse4.1",
+    "avx512f,avx512bw,avx512vl,vaes,aes,avx,avx2,bmi1,bmi2,sse2,ssse3,sse4.1"
 );
 isa!(
     Avx2,
@@ -288,6 +293,51 @@ pub(crate) fn seal_encrypt_then_mac<K: HashKernel>(
         AesNiKey::Aes128(s, _) => unsafe { K::Isa::etm::<K, 11>(&s.enc, states, h, iv, f, n, p) },
         // SAFETY: as above.
         AesNiKey::Aes256(s, _) => unsafe { K::Isa::etm::<K, 15>(&s.enc, states, h, iv, f, n, p) },
+    }
+}
+
+/// The SHA-384 MAC-then-encrypt seal: on the SHA-512 kernel `sha512`
+/// names, or on [`Sha384Scalar`] compiled for `isa`'s feature set.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn seal_mac_then_encrypt_sha384<I: Isa>(
+    aes: &AesNiKey,
+    isa: I,
+    sha512: Sha512Kernel,
+    states: &HmacStates<Sha384>,
+    header: &[u8; 13],
+    iv: &mut [u8; 16],
+    body: &mut [u8],
+    plaintext_len: usize,
+) {
+    let (s, h, b, p) = (states, header, body, plaintext_len);
+    match sha512 {
+        Sha512Kernel::Avx512(t) => seal_mac_then_encrypt::<Sha384Avx512>(aes, t, s, h, iv, b, p),
+        Sha512Kernel::Avx2(t) => seal_mac_then_encrypt::<Sha384Avx2>(aes, t, s, h, iv, b, p),
+        Sha512Kernel::Crate => seal_mac_then_encrypt::<Sha384Scalar<I>>(aes, isa, s, h, iv, b, p),
+    }
+}
+
+/// The SHA-384 encrypt-then-MAC seal, as
+/// [`seal_mac_then_encrypt_sha384`].
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn seal_encrypt_then_mac_sha384<I: Isa>(
+    aes: &AesNiKey,
+    isa: I,
+    sha512: Sha512Kernel,
+    states: &HmacStates<Sha384>,
+    header: &[u8; 13],
+    iv: &mut [u8; 16],
+    fragment: &mut [u8],
+    iv_len: usize,
+    plaintext_len: usize,
+) {
+    let (s, h, f, n, p) = (states, header, fragment, iv_len, plaintext_len);
+    match sha512 {
+        Sha512Kernel::Avx512(t) => seal_encrypt_then_mac::<Sha384Avx512>(aes, t, s, h, iv, f, n, p),
+        Sha512Kernel::Avx2(t) => seal_encrypt_then_mac::<Sha384Avx2>(aes, t, s, h, iv, f, n, p),
+        Sha512Kernel::Crate => {
+            seal_encrypt_then_mac::<Sha384Scalar<I>>(aes, isa, s, h, iv, f, n, p)
+        }
     }
 }
 
@@ -522,27 +572,44 @@ macro_rules! decrypt_absorb_with {
 
 decrypt_absorb_with!(ShaNiCompress, Sha1, |c| Sha1Ni, c.sha);
 decrypt_absorb_with!(ShaNiCompress, Sha256, |c| Sha256Ni, c.sha);
-decrypt_absorb_with!(Avx2Compress, Sha1, |c| Sha1Avx2, c.0);
-decrypt_absorb_with!(Avx2Compress, Sha256, |c| Sha256Avx2, c.0);
-decrypt_absorb_with!(Avx2Compress, Sha384, |c| Sha384Scalar<Avx2>, c.0);
+decrypt_absorb_with!(Avx2Compress, Sha1, |c| Sha1Avx2, c.avx2);
+decrypt_absorb_with!(Avx2Compress, Sha256, |c| Sha256Avx2, c.avx2);
 
-impl DecryptAbsorb<Sha384> for ShaNiCompress {
-    fn decrypt_absorb(
-        &self,
-        aes: &AesKey,
-        iv: &[u8; 16],
-        region: &mut [u8],
-        engine: &mut Engine<Sha384>,
-        header: &[u8; 13],
-        hash_len: usize,
-    ) {
-        let (r, e, h, n) = (region, engine, header, hash_len);
-        match self.avx2 {
-            Some(t) => decrypt_absorb::<Sha384Scalar<Avx2>, _>(self, t, aes, iv, r, e, h, n),
-            None => decrypt_absorb::<Sha384Scalar<ShaNi>, _>(self, self.sha, aes, iv, r, e, h, n),
+/// `DecryptAbsorb<Sha384>` for one of our compressors: the SHA-512
+/// kernel it names, or the scalar one compiled for `$isa`'s set.
+macro_rules! decrypt_absorb_sha384 {
+    ($compress:ty, |$c:ident| $isa:expr) => {
+        impl DecryptAbsorb<Sha384> for $compress {
+            fn decrypt_absorb(
+                &self,
+                aes: &AesKey,
+                iv: &[u8; 16],
+                region: &mut [u8],
+                engine: &mut Engine<Sha384>,
+                header: &[u8; 13],
+                hash_len: usize,
+            ) {
+                let $c = self;
+                let isa = $isa;
+                let (r, e, h, n) = (region, engine, header, hash_len);
+                match self.sha512 {
+                    Sha512Kernel::Avx512(t) => {
+                        decrypt_absorb::<Sha384Avx512, _>(self, t, aes, iv, r, e, h, n)
+                    }
+                    Sha512Kernel::Avx2(t) => {
+                        decrypt_absorb::<Sha384Avx2, _>(self, t, aes, iv, r, e, h, n)
+                    }
+                    Sha512Kernel::Crate => {
+                        decrypt_absorb::<Sha384Scalar<_>, _>(self, isa, aes, iv, r, e, h, n)
+                    }
+                }
+            }
         }
-    }
+    };
 }
+
+decrypt_absorb_sha384!(ShaNiCompress, |c| c.sha);
+decrypt_absorb_sha384!(Avx2Compress, |c| c.avx2);
 
 /// The fused open prefix: CBC decryption (eight blocks at a time on
 /// AES-NI, sixteen on VAES-512) with the compression of the blocks
