@@ -76,9 +76,9 @@ pub(crate) fn enabled() -> u32 {
 ///
 /// So `0x1` selects [`Backend::Portable`](crate::Backend::Portable), `0x6`
 /// AES-NI with the AVX2 hash kernels, `0xa` AES-NI with SHA-NI, `0x1e`
-/// everything. The SHA-NI backends hash SHA-384 (which SHA-NI does not
-/// cover) with the AVX2 kernel when the CPU has AVX2, whether or not the
-/// mask has `0x4`. Bits above `0x10` are ignored.
+/// everything. SHA-NI has no SHA-512, so the accelerated backends hash
+/// SHA-384 with our AVX-512 SHA-512 kernel when `0x4` and `0x10` are
+/// allowed, our AVX2 one when `0x4` is, and the `sha2` crate's otherwise. Bits above `0x10` are ignored.
 ///
 /// Returns `Ok(None)` when the variable is unset or empty (and always in
 /// `no_std` builds), `Ok(Some(mask))` when it parses, and an
