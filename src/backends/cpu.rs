@@ -70,7 +70,7 @@ pub(crate) fn enabled() -> u32 {
 /// |---|---|
 /// | `0x1` | nothing: the portable backend only ("no acceleration") |
 /// | `0x2` | AES-NI: [`Backend::AesNi`](crate::Backend::AesNi) |
-/// | `0x4` | AVX2 + BMI2 hash kernels: with `0x2`, [`Backend::AesNiAvx2`](crate::Backend::AesNiAvx2) (for CPUs without SHA-NI) |
+/// | `0x4` | AVX2 + BMI2 hash kernels: with `0x2`, [`Backend::AesNiAvx2`](crate::Backend::AesNiAvx2) (for CPUs without SHA-NI); with `0x8`, VEX encodings of the SHA-NI loops |
 /// | `0x8` | SHA-NI: with `0x2`, [`Backend::AesNiShaNi`](crate::Backend::AesNiShaNi) |
 /// | `0x10` | AVX-512 F/BW/VL + VAES: with `0x2` and `0x8`, [`Backend::Vaes512ShaNi`](crate::Backend::Vaes512ShaNi) |
 ///

@@ -279,7 +279,12 @@ impl Compressor {
             match backend {
                 Backend::Vaes512ShaNi | Backend::AesNiShaNi => {
                     if let Some(sha) = ShaNi::detect() {
-                        return Compressor::ShaNi(ShaNiCompress { sha, sha512 });
+                        // VEX encodings count as AVX code: bit 0x4.
+                        let avx = match cpu::enabled() & cpu::AVX2 {
+                            0 => None,
+                            _ => x86_64::ShaNiAvx::detect(),
+                        };
+                        return Compressor::ShaNi(ShaNiCompress { sha, avx, sha512 });
                     }
                 }
                 Backend::AesNiAvx2 => {
@@ -373,10 +378,16 @@ pub(crate) fn seal_mac_then_encrypt(
         let (h, b, p) = (header, &mut *body, plaintext_len);
         match (mac.compressor(), mac.states()) {
             (Compressor::ShaNi(c), AnyStates::Sha1(s)) => {
-                return stitched::<Sha1Ni>(k, c.sha, s, h, iv, b, p);
+                return match c.avx {
+                    Some(t) => stitched::<Sha1Ni<x86_64::ShaNiAvx>>(k, t, s, h, iv, b, p),
+                    None => stitched::<Sha1Ni>(k, c.sha, s, h, iv, b, p),
+                };
             }
             (Compressor::ShaNi(c), AnyStates::Sha256(s)) => {
-                return stitched::<Sha256Ni>(k, c.sha, s, h, iv, b, p);
+                return match c.avx {
+                    Some(t) => stitched::<Sha256Ni<x86_64::ShaNiAvx>>(k, t, s, h, iv, b, p),
+                    None => stitched::<Sha256Ni>(k, c.sha, s, h, iv, b, p),
+                };
             }
             (Compressor::ShaNi(c), AnyStates::Sha384(s)) => {
                 return stitch::seal_mac_then_encrypt_sha384(k, c.sha, c.sha512, s, h, iv, b, p);
@@ -427,10 +438,16 @@ pub(crate) fn seal_encrypt_then_mac(
         let (h, f, n, p) = (header, &mut *fragment, iv_len, plaintext_len);
         match (mac.compressor(), mac.states()) {
             (Compressor::ShaNi(c), AnyStates::Sha1(s)) => {
-                return stitched::<Sha1Ni>(k, c.sha, s, h, iv, f, n, p);
+                return match c.avx {
+                    Some(t) => stitched::<Sha1Ni<x86_64::ShaNiAvx>>(k, t, s, h, iv, f, n, p),
+                    None => stitched::<Sha1Ni>(k, c.sha, s, h, iv, f, n, p),
+                };
             }
             (Compressor::ShaNi(c), AnyStates::Sha256(s)) => {
-                return stitched::<Sha256Ni>(k, c.sha, s, h, iv, f, n, p);
+                return match c.avx {
+                    Some(t) => stitched::<Sha256Ni<x86_64::ShaNiAvx>>(k, t, s, h, iv, f, n, p),
+                    None => stitched::<Sha256Ni>(k, c.sha, s, h, iv, f, n, p),
+                };
             }
             (Compressor::ShaNi(c), AnyStates::Sha384(s)) => {
                 return stitch::seal_encrypt_then_mac_sha384(k, c.sha, c.sha512, s, h, iv, f, n, p);

@@ -23,6 +23,7 @@ use core::arch::x86_64::__m128i;
 
 cpufeatures::new!(cpuid_aesni, "aes", "sse2", "ssse3", "sse4.1");
 cpufeatures::new!(cpuid_shani, "sha", "sse2", "ssse3", "sse4.1");
+cpufeatures::new!(cpuid_avx, "avx");
 cpufeatures::new!(cpuid_avx2, "avx", "avx2", "bmi1", "bmi2", "ssse3", "sse4.1");
 cpufeatures::new!(
     cpuid_vaes512,
@@ -46,6 +47,19 @@ pub(crate) struct ShaNi(());
 /// OS saves the ymm registers): the hash kernels for CPUs without SHA-NI.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Avx2(());
+
+/// Proof that the CPU has the features of [`ShaNi`] and AVX (with the OS
+/// saving ymm state): the SHA-NI kernels compiled with VEX encodings,
+/// whose three-operand forms spare the register copies that otherwise
+/// spill AES round keys in the stitched loops.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct ShaNiAvx(());
+
+impl ShaNiAvx {
+    pub(crate) fn detect() -> Option<Self> {
+        (cpuid_shani::get() && cpuid_avx::get()).then_some(ShaNiAvx(()))
+    }
+}
 
 /// Proof that the CPU has the features of both [`Avx2`] and [`Vaes512`]:
 /// for AVX-512VL kernels that also use BMI2.

@@ -7,6 +7,7 @@
 //! uses the `sha2` crate's `compress512`, which has its own AVX2 kernel.
 
 use core::arch::x86_64::*;
+use core::marker::PhantomData;
 
 use super::{ShaNi, block, load};
 use crate::primitives::hash::{Compress, HashFunction, Sha1, Sha256, Sha384};
@@ -88,10 +89,16 @@ pub(crate) fn compress_one<K: HashKernel>(regs: K::Regs, data: &[u8]) -> K::Regs
     unsafe { K::compress(regs, data) }
 }
 
-/// SHA-1 with SHA-NI.
-pub(crate) struct Sha1Ni;
-/// SHA-256 with SHA-NI.
-pub(crate) struct Sha256Ni;
+/// SHA-1 with SHA-NI, in the stitched loops of feature set `I` (SHA-NI
+/// alone, or with AVX).
+pub(crate) struct Sha1Ni<I = ShaNi>(PhantomData<I>);
+/// SHA-256 with SHA-NI, as [`Sha1Ni`].
+pub(crate) struct Sha256Ni<I = ShaNi>(PhantomData<I>);
+
+/// The feature sets that include SHA-NI, SSSE3 and SSE4.1.
+pub(crate) trait WithShaNi: super::stitch::Isa {}
+impl WithShaNi for ShaNi {}
+impl WithShaNi for super::ShaNiAvx {}
 
 /// SHA-1 state: A..D (A in lane 3) and E (in lane 3).
 #[derive(Clone, Copy)]
@@ -107,12 +114,12 @@ pub(crate) struct Sha256Regs {
     cdgh: __m128i,
 }
 
-impl HashKernel for Sha1Ni {
+impl<I: WithShaNi> HashKernel for Sha1Ni<I> {
     type H = Sha1;
     type Regs = Sha1Regs;
     type Msg = [__m128i; 4];
     const BLOCK: usize = 64;
-    type Isa = ShaNi;
+    type Isa = I;
 
     #[inline]
     #[target_feature(enable = "sha,sse2,ssse3,sse4.1")]
@@ -180,12 +187,12 @@ impl HashKernel for Sha1Ni {
     }
 }
 
-impl HashKernel for Sha256Ni {
+impl<I: WithShaNi> HashKernel for Sha256Ni<I> {
     type H = Sha256;
     type Regs = Sha256Regs;
     type Msg = [__m128i; 4];
     const BLOCK: usize = 64;
-    type Isa = ShaNi;
+    type Isa = I;
 
     #[inline]
     #[target_feature(enable = "sha,sse2,ssse3,sse4.1")]
@@ -435,6 +442,9 @@ fn compress_blocks<K: HashKernel>(
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct ShaNiCompress {
     pub(crate) sha: ShaNi,
+    /// Present when the CPU has AVX: the stitched loops then use VEX
+    /// encodings.
+    pub(crate) avx: Option<super::ShaNiAvx>,
     /// For SHA-384.
     pub(crate) sha512: super::sha512::Sha512Kernel,
 }

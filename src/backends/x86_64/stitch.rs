@@ -23,7 +23,7 @@ use super::aes::{AesNiKey, Schedule, encrypt_run, load_keys};
 use super::sha::{HashKernel, Sha1Ni, Sha256Ni, ShaNiCompress};
 use super::sha_avx2::{Avx2Compress, Sha1Avx2, Sha256Avx2};
 use super::sha512::{Sha384Avx2, Sha384Avx512, Sha384Scalar, Sha512Kernel};
-use super::{Avx2, Avx512Bmi, ShaNi, block, block_mut, load, store};
+use super::{Avx2, Avx512Bmi, ShaNi, ShaNiAvx, block, block_mut, load, store};
 use crate::backends::{AesKey, DecryptAbsorb, pad};
 use crate::primitives::hash::{Compress, Engine, HashFunction, Sha1, Sha256, Sha384};
 use crate::primitives::hmac::HmacStates;
@@ -150,6 +150,11 @@ isa!(
     ShaNi,
     "aes,sha,sse2,ssse3,sse4.1",
     "avx512f,avx512bw,avx512vl,vaes,aes,sha,sse2,ssse3,sse4.1"
+);
+isa!(
+    ShaNiAvx,
+    "aes,sha,avx,sse2,ssse3,sse4.1",
+    "avx512f,avx512bw,avx512vl,vaes,aes,sha,avx,sse2,ssse3,sse4.1"
 );
 isa!(
     Avx512Bmi,
@@ -570,8 +575,34 @@ macro_rules! decrypt_absorb_with {
     };
 }
 
-decrypt_absorb_with!(ShaNiCompress, Sha1, |c| Sha1Ni, c.sha);
-decrypt_absorb_with!(ShaNiCompress, Sha256, |c| Sha256Ni, c.sha);
+/// `DecryptAbsorb` for the SHA-NI compressor: with VEX encodings where the
+/// CPU has AVX.
+macro_rules! decrypt_absorb_sha_ni {
+    ($hash:ty, $kernel:ident) => {
+        impl DecryptAbsorb<$hash> for ShaNiCompress {
+            fn decrypt_absorb(
+                &self,
+                aes: &AesKey,
+                iv: &[u8; 16],
+                region: &mut [u8],
+                engine: &mut Engine<$hash>,
+                header: &[u8; 13],
+                hash_len: usize,
+            ) {
+                let (r, e, h, n) = (region, engine, header, hash_len);
+                match self.avx {
+                    Some(t) => decrypt_absorb::<$kernel<ShaNiAvx>, _>(self, t, aes, iv, r, e, h, n),
+                    None => {
+                        decrypt_absorb::<$kernel<ShaNi>, _>(self, self.sha, aes, iv, r, e, h, n)
+                    }
+                }
+            }
+        }
+    };
+}
+
+decrypt_absorb_sha_ni!(Sha1, Sha1Ni);
+decrypt_absorb_sha_ni!(Sha256, Sha256Ni);
 decrypt_absorb_with!(Avx2Compress, Sha1, |c| Sha1Avx2, c.avx2);
 decrypt_absorb_with!(Avx2Compress, Sha256, |c| Sha256Avx2, c.avx2);
 
