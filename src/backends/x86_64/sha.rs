@@ -70,6 +70,22 @@ pub(crate) trait HashKernel {
     /// As [`HashKernel::load_state`].
     unsafe fn write_digest(regs: Self::Regs, out: &mut [u8]);
 
+    /// A message block from its bytes in vectors, in memory order
+    /// (`BLOCK / 16` of them; the rest ignored). The default goes through
+    /// memory; the SHA-NI kernels shuffle in registers.
+    ///
+    /// # Safety
+    /// As [`HashKernel::load_state`].
+    #[inline(always)]
+    unsafe fn msg_from_vecs(v: [__m128i; 4]) -> Self::Msg {
+        let mut bytes = [0u8; 128];
+        for (i, x) in v.into_iter().enumerate() {
+            super::store(super::block_mut(&mut bytes, 16 * i), x);
+        }
+        // SAFETY: the caller guarantees the kernel's features.
+        unsafe { Self::load_msg(&bytes) }
+    }
+
     /// One compression of `data[..BLOCK]`.
     ///
     /// # Safety
@@ -157,6 +173,14 @@ impl<I: WithShaNi> HashKernel for Sha1Ni<I> {
 
     #[inline]
     #[target_feature(enable = "sha,sse2,ssse3,sse4.1")]
+    unsafe fn msg_from_vecs(v: [__m128i; 4]) -> [__m128i; 4] {
+        // As `sha1_word`: all 16 bytes reversed.
+        let mask = _mm_set_epi64x(0x0001_0203_0405_0607, 0x0809_0a0b_0c0d_0e0f);
+        v.map(|x| _mm_shuffle_epi8(x, mask))
+    }
+
+    #[inline]
+    #[target_feature(enable = "sha,sse2,ssse3,sse4.1")]
     unsafe fn rounds<F: FnMut(usize)>(r: Sha1Regs, msg: [__m128i; 4], slot: F) -> Sha1Regs {
         sha1_rounds(r, msg, slot)
     }
@@ -234,6 +258,14 @@ impl<I: WithShaNi> HashKernel for Sha256Ni<I> {
     #[target_feature(enable = "sha,sse2,ssse3,sse4.1")]
     unsafe fn load_msg(data: &[u8]) -> [__m128i; 4] {
         core::array::from_fn(|i| sha256_word(data, 16 * i))
+    }
+
+    #[inline]
+    #[target_feature(enable = "sha,sse2,ssse3,sse4.1")]
+    unsafe fn msg_from_vecs(v: [__m128i; 4]) -> [__m128i; 4] {
+        // As `sha256_word`: each 32-bit word byte-swapped.
+        let mask = _mm_set_epi64x(0x0c0d_0e0f_0809_0a0b, 0x0405_0607_0001_0203);
+        v.map(|x| _mm_shuffle_epi8(x, mask))
     }
 
     #[inline]
