@@ -17,6 +17,8 @@ pub(crate) mod sha;
 pub(crate) mod sha512;
 pub(crate) mod sha_avx2;
 pub(crate) mod stitch;
+#[cfg(test)]
+mod test_rng;
 pub(crate) mod vaes;
 
 use core::arch::x86_64::__m128i;

@@ -699,42 +699,11 @@ impl Sha512Kernel {
 
 #[cfg(test)]
 mod tests {
+    use super::super::test_rng::SplitMix64;
     use super::super::{Avx2, Vaes512};
     use super::*;
     use crate::primitives::hash::HashFunction;
     use hmac::{Hmac, KeyInit, Mac};
-
-    /// SplitMix64: a small deterministic generator for test inputs.
-    struct SplitMix64(u64);
-
-    impl SplitMix64 {
-        fn next(&mut self) -> u64 {
-            self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-            let mut z = self.0;
-            z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-            z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-            z ^ (z >> 31)
-        }
-
-        fn state(&mut self) -> [u64; 8] {
-            core::array::from_fn(|_| self.next())
-        }
-
-        fn fill(&mut self, out: &mut [u8]) {
-            for chunk in out.chunks_mut(8) {
-                let word = self.next().to_le_bytes();
-                chunk.copy_from_slice(&word[..chunk.len()]);
-            }
-        }
-
-        fn blocks(&mut self, n: usize) -> Vec<[u8; 128]> {
-            let mut blocks = vec![[0u8; 128]; n];
-            for b in &mut blocks {
-                self.fill(b);
-            }
-            blocks
-        }
-    }
 
     fn avx2() -> Option<Avx2> {
         let token = Avx2::detect();
@@ -781,7 +750,7 @@ mod tests {
         for (name, compress) in compressors() {
             let mut rng = SplitMix64(1);
             for _ in 0..2000 {
-                let state = rng.state();
+                let state = core::array::from_fn(|_| rng.next());
                 let blocks = rng.blocks(1);
                 let mut ours = state;
                 compress(&mut ours, &blocks);
@@ -830,7 +799,7 @@ mod tests {
         for (name, compress) in compressors() {
             let mut rng = SplitMix64(3);
             for n in 0..=20 {
-                let state = rng.state();
+                let state = core::array::from_fn(|_| rng.next());
                 let blocks = rng.blocks(n);
                 let mut ours = state;
                 compress(&mut ours, &blocks);
@@ -940,7 +909,7 @@ mod tests {
         assert_eq!(K::GROUPS, 20);
         let mut rng = SplitMix64(5);
         for _ in 0..50 {
-            let state = rng.state();
+            let state = core::array::from_fn(|_| rng.next());
             let block = rng.blocks(1)[0];
             let mut seen = Vec::new();
             // SAFETY: the caller guarantees the kernel's features.

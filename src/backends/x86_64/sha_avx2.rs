@@ -539,42 +539,9 @@ impl Compress<Sha384> for Avx2Compress {
 
 #[cfg(test)]
 mod tests {
+    use super::super::test_rng::SplitMix64;
     use super::*;
     use hmac::{Hmac, KeyInit, Mac};
-
-    /// SplitMix64: a small deterministic generator for the test inputs.
-    struct SplitMix64(u64);
-
-    impl SplitMix64 {
-        fn next(&mut self) -> u64 {
-            self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-            let mut z = self.0;
-            z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-            z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-            z ^ (z >> 31)
-        }
-
-        fn fill(&mut self, out: &mut [u8]) {
-            for chunk in out.chunks_mut(8) {
-                let n = chunk.len();
-                chunk.copy_from_slice(&self.next().to_le_bytes()[..n]);
-            }
-        }
-
-        fn words<const N: usize>(&mut self) -> [u32; N] {
-            core::array::from_fn(|_| self.next() as u32)
-        }
-
-        fn blocks(&mut self, n: usize) -> Vec<[u8; 64]> {
-            (0..n)
-                .map(|_| {
-                    let mut b = [0u8; 64];
-                    self.fill(&mut b);
-                    b
-                })
-                .collect()
-        }
-    }
 
     fn token(what: &str) -> Option<Avx2Compress> {
         let t = super::super::Avx2::detect().map(|avx2| Avx2Compress {
@@ -607,7 +574,7 @@ mod tests {
             let state: [u32; 5] = if i % 3 == 0 {
                 <Sha1 as HashFunction>::INITIAL_STATE
             } else {
-                rng.words()
+                core::array::from_fn(|_| rng.next() as u32)
             };
             let (mut ours, mut theirs) = (state, state);
             Compress::<Sha1>::compress(&c, &mut ours, core::slice::from_ref(block));
@@ -616,7 +583,7 @@ mod tests {
         }
         for n in [0, 1, 2, 3, 7, 16, 65] {
             let blocks = rng.blocks(n);
-            let state: [u32; 5] = rng.words();
+            let state: [u32; 5] = core::array::from_fn(|_| rng.next() as u32);
             let (mut ours, mut theirs) = (state, state);
             Compress::<Sha1>::compress(&c, &mut ours, &blocks);
             sha1::block_api::compress(&mut theirs, &blocks);
@@ -636,7 +603,7 @@ mod tests {
             let state: [u32; 8] = if i % 3 == 0 {
                 <Sha256 as HashFunction>::INITIAL_STATE
             } else {
-                rng.words()
+                core::array::from_fn(|_| rng.next() as u32)
             };
             let (mut ours, mut theirs) = (state, state);
             Compress::<Sha256>::compress(&c, &mut ours, core::slice::from_ref(block));
@@ -645,7 +612,7 @@ mod tests {
         }
         for n in [0, 1, 2, 3, 7, 16, 65] {
             let blocks = rng.blocks(n);
-            let state: [u32; 8] = rng.words();
+            let state: [u32; 8] = core::array::from_fn(|_| rng.next() as u32);
             let (mut ours, mut theirs) = (state, state);
             Compress::<Sha256>::compress(&c, &mut ours, &blocks);
             sha2::block_api::compress256(&mut theirs, &blocks);
@@ -769,7 +736,7 @@ mod tests {
         };
         let mut rng = SplitMix64(0x510);
         for block in rng.blocks(50) {
-            let state: [u32; 5] = rng.words();
+            let state: [u32; 5] = core::array::from_fn(|_| rng.next() as u32);
             // SAFETY: `token` found the CPU features.
             let (ours, seen) = unsafe { slots_of::<Sha1Avx2>(&state, &block) };
             assert_eq!(seen, (0..Sha1Avx2::GROUPS).collect::<Vec<_>>());
@@ -778,7 +745,7 @@ mod tests {
             sha1::block_api::compress(&mut theirs, &[block]);
             assert_eq!(ours, theirs);
 
-            let state: [u32; 8] = rng.words();
+            let state: [u32; 8] = core::array::from_fn(|_| rng.next() as u32);
             // SAFETY: as above.
             let (ours, seen) = unsafe { slots_of::<Sha256Avx2>(&state, &block) };
             assert_eq!(seen, (0..Sha256Avx2::GROUPS).collect::<Vec<_>>());
