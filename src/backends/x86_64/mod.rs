@@ -1,13 +1,16 @@
-//! The x86-64 kernels: AES-NI (and VAES-512) CBC, SHA-NI compression, and
-//! the stitched seal and fused open that interleave them.
+//! The x86-64 kernels: AES-NI (and VAES-512) CBC, SHA-1/SHA-256 on SHA-NI
+//! or AVX2, SHA-512 on AVX2 or AVX-512, and the stitched seal and fused
+//! open that interleave them.
 //!
-//! This is the only module where `unsafe` appears. Kernels are safe
+//! This is the only module where `unsafe` appears. Kernels are
 //! `#[target_feature]` functions; `unsafe` is left for unaligned loads and
-//! stores (each on a reference of the right size) and for the one call from
-//! a non-feature context into a kernel, justified by a witness token: a
-//! zero-sized value ([`AesNi`], [`ShaNi`], [`Vaes512`]) that can only be
-//! obtained from run-time CPU detection, so no kernel is reachable without
-//! proof that the CPU has its instructions.
+//! stores (each on a reference of the right size), for `asm!` (empty
+//! optimisation barriers, and the SHA-512 rounds), and for calls from a
+//! non-feature context into a kernel, justified by a witness token: a
+//! zero-sized value ([`AesNi`], [`ShaNi`], [`ShaNiAvx`], [`Avx2`],
+//! [`Avx512Bmi`], [`Vaes512`]) that can only be obtained from run-time CPU
+//! detection, so no kernel is reachable without proof that the CPU has its
+//! instructions.
 //!
 //! Whether a backend is *chosen* is policy (`CBC_HMAC_CPUID_OVERRIDE`, see
 //! [`super::cpu`]); the tokens are about safety only.
@@ -139,6 +142,47 @@ pub(crate) fn pin_u64(v: &mut u64) {
             options(nomem, nostack, preserves_flags)
         );
     }
+}
+
+/// `x`, opaque to the optimiser: sums formed before it are not
+/// reassociated with the terms added after it, which fixes the order of an
+/// addition chain (the term on the critical path last). It compiles to
+/// nothing.
+#[inline(always)]
+pub(crate) fn opaque_u32(mut x: u32) -> u32 {
+    // SAFETY: the assembly is empty: it reads and writes only `x`'s
+    // register, touches no memory, stack or flags.
+    unsafe {
+        core::arch::asm!(
+            "/* {0:e} */",
+            inout(reg) x,
+            options(pure, nomem, nostack, preserves_flags)
+        );
+    }
+    x
+}
+
+/// [`opaque_u32`] for 64-bit values.
+#[inline(always)]
+pub(crate) fn opaque_u64(mut x: u64) -> u64 {
+    // SAFETY: as in `opaque_u32`.
+    unsafe {
+        core::arch::asm!(
+            "/* {0} */",
+            inout(reg) x,
+            options(pure, nomem, nostack, preserves_flags)
+        );
+    }
+    x
+}
+
+/// Hands `x` through [`pin_u64`], so that it is computed at this
+/// point of the instruction stream.
+#[inline(always)]
+pub(crate) fn pin_u32(x: &mut u32) {
+    let mut wide = u64::from(*x);
+    pin_u64(&mut wide);
+    *x = wide as u32;
 }
 
 /// Unaligned 16-byte load.

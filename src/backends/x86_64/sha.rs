@@ -3,8 +3,8 @@
 //! Each kernel keeps the chaining state in xmm registers in the layout the
 //! instructions want (`sha1rnds4`: A..D in one register with A in the top
 //! lane, E in the top lane of another; `sha256rnds2`: ABEF and CDGH), so the
-//! stitched loops can carry it across blocks without converting. SHA-384
-//! uses the `sha2` crate's `compress512`, which has its own AVX2 kernel.
+//! stitched loops can carry it across blocks without converting. SHA-NI has
+//! no SHA-512: SHA-384 uses the kernels of `sha512`.
 
 use core::arch::x86_64::*;
 use core::marker::PhantomData;

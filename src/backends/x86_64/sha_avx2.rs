@@ -47,8 +47,8 @@ fn be_words(data: &[u8], at: usize) -> __m128i {
 #[target_feature(enable = "avx2,bmi1,bmi2,ssse3,sse4.1")]
 fn lanes(v: __m128i) -> [u32; 4] {
     // Opaque, or the compiler turns the halves back into `vpextrd`s.
-    let lo = opaque64(_mm_cvtsi128_si64(v) as u64);
-    let hi = opaque64(_mm_extract_epi64::<1>(v) as u64);
+    let lo = super::opaque_u64(_mm_cvtsi128_si64(v) as u64);
+    let hi = super::opaque_u64(_mm_extract_epi64::<1>(v) as u64);
     [lo as u32, (lo >> 32) as u32, hi as u32, (hi >> 32) as u32]
 }
 
@@ -77,47 +77,6 @@ fn write_be(words: &[u32], out: &mut [u8]) {
     for (chunk, w) in out[..4 * words.len()].chunks_exact_mut(4).zip(words) {
         chunk.copy_from_slice(&w.to_be_bytes());
     }
-}
-
-/// `x`, opaque to the optimiser: sums formed before it are not
-/// reassociated with the terms added after it, which fixes the order of an
-/// addition chain (the term on the critical path last). It compiles to
-/// nothing.
-#[inline(always)]
-fn opaque(mut x: u32) -> u32 {
-    // SAFETY: the assembly is empty: it reads and writes only `x`'s
-    // register, touches no memory, stack or flags.
-    unsafe {
-        core::arch::asm!(
-            "/* {0:e} */",
-            inout(reg) x,
-            options(pure, nomem, nostack, preserves_flags)
-        );
-    }
-    x
-}
-
-/// [`opaque`] for 64-bit values.
-#[inline(always)]
-fn opaque64(mut x: u64) -> u64 {
-    // SAFETY: as in `opaque`.
-    unsafe {
-        core::arch::asm!(
-            "/* {0} */",
-            inout(reg) x,
-            options(pure, nomem, nostack, preserves_flags)
-        );
-    }
-    x
-}
-
-/// Hands `x` through [`super::pin_u64`], so that it is computed at this
-/// point of the instruction stream.
-#[inline(always)]
-fn pin_u32(x: &mut u32) {
-    let mut wide = u64::from(*x);
-    super::pin_u64(&mut wide);
-    *x = wide as u32;
 }
 
 // ---------------------------------------------------------------- SHA-1
@@ -174,8 +133,8 @@ fn sha1_rounds<F: FnMut(usize)>(state: [u32; 5], msg: [__m128i; 4], mut slot: F)
             let f: u32 = $f;
             // The terms in order of readiness: e + W + K long before, then
             // f of the previous round's a, then rol5 of this round's.
-            let ew = opaque(e.wrapping_add($w[t % 4]));
-            let temp = opaque(ew.wrapping_add(f)).wrapping_add(a.rotate_left(5));
+            let ew = super::opaque_u32(e.wrapping_add($w[t % 4]));
+            let temp = super::opaque_u32(ew.wrapping_add(f)).wrapping_add(a.rotate_left(5));
             e = d;
             d = c;
             c = b.rotate_left(30);
@@ -204,7 +163,7 @@ fn sha1_rounds<F: FnMut(usize)>(state: [u32; 5], msg: [__m128i; 4], mut slot: F)
                     }
                 }
                 // Keep the slot's AES rounds here (see `pin_xmm`).
-                pin_u32(&mut a);
+                super::pin_u32(&mut a);
                 slot(g);
             )*
         };
@@ -409,8 +368,8 @@ fn sha256_rounds<F: FnMut(usize)>(state: [u32; 8], msg: [__m128i; 4], mut slot: 
                 round!(w4, 4 * i + 2);
                 round!(w4, 4 * i + 3);
                 // Keep the slot's AES rounds here (see `pin_xmm`).
-                pin_u32(&mut a);
-                pin_u32(&mut e);
+                super::pin_u32(&mut a);
+                super::pin_u32(&mut e);
                 slot(i);
             )*
         };

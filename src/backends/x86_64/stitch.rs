@@ -1,9 +1,10 @@
-//! Stitched seal: AES-CBC encryption and the HMAC's SHA-NI compression in
-//! one pass over the record.
+//! Stitched seal: AES-CBC encryption and the HMAC's compression (SHA-NI,
+//! or the AVX2/BMI2 kernels) in one pass over the record; and the fused
+//! open, CBC decryption with the hashing of what it decrypted.
 //!
 //! CBC encryption of one record is a serial chain of AES rounds, each
 //! waiting for the previous one's result (about 4 cycles), so the AES units
-//! idle most of the time; the SHA-NI rounds of the MAC are a separate chain
+//! idle most of the time; the hash rounds of the MAC are a separate chain
 //! on other execution resources. Issued together, block for block, the out
 //! of order core runs both chains at once and the MAC costs little more
 //! than the encryption alone (the idea of OpenSSL's `aesni-sha1` and
