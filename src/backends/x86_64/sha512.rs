@@ -296,8 +296,8 @@ fn small_sigma1x2_vl(x: __m128i) -> __m128i {
 /// The message schedule two words at a time, one implementation per
 /// instruction set.
 trait Schedule {
-    /// Words `2 p` and `2 p + 1` (`p >= 8`): W[t] = s1(W[t-2]) + W[t-7] +
-    /// s0(W[t-15]) + W[t-16], from the ring `x` of the last sixteen words
+    /// Words `2 p` and `2 p + 1` (`p >= 8`): `W[t] = s1(W[t-2]) + W[t-7] +
+    /// s0(W[t-15]) + W[t-16]`, from the ring `x` of the last sixteen words
     /// (pair `p - 8` in `x[p % 8]`, which the new pair replaces). Returns
     /// the new pair plus its round constants.
     ///
