@@ -83,6 +83,19 @@ pub(crate) fn select(mask: usize, a: usize, b: usize) -> usize {
     (mask & a) | (!mask & b)
 }
 
+/// `mask ? a : b` on 64-bit words, whatever the width of `usize`.
+#[inline(always)]
+pub(crate) fn select_u64(mask: u64, a: u64, b: u64) -> u64 {
+    (mask & a) | (!mask & b)
+}
+
+/// `x == 0` as a mask, for a 64-bit `x` whatever the width of `usize`.
+#[inline(always)]
+pub(crate) fn is_zero_u64(x: u64) -> usize {
+    let top = (!x & x.wrapping_sub(1)) >> 63;
+    0usize.wrapping_sub(top as usize)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -111,7 +124,12 @@ mod tests {
                 assert_eq!(select(eq(a, b), 7, 9), if a == b { 7 } else { 9 });
             }
             assert_eq!(is_zero(a), if a == 0 { usize::MAX } else { 0 });
+            let w = a as u64;
+            assert_eq!(is_zero_u64(w), if w == 0 { usize::MAX } else { 0 });
+            assert_eq!(select_u64(u64::MAX, w, 3), w);
+            assert_eq!(select_u64(0, w, 3), 3);
         }
+        assert_eq!(is_zero_u64(1 << 40), 0, "a high bit alone is not zero");
         assert_eq!(barrier(5), 5);
     }
 

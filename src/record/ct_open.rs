@@ -16,10 +16,9 @@
 //!    decrypted, in one pass ([`DecryptAbsorb`]: the backend may fuse the
 //!    two loops, as the x86-64 SHA-NI kernels do);
 //! 3. [`mac_matches`] compares the received MAC, wherever the secret length
-//!    puts it, by rotating the computed tag by the secret offset modulo the
-//!    tag length (every rotation read at public offsets, one kept by a
-//!    mask), repeating it along the window and comparing under masks (no
-//!    secret index);
+//!    puts it: a logarithmic shifter moves it to the front of the window,
+//!    one stage per bit of the secret offset, each a public shift kept or
+//!    dropped by a mask (no secret index, no secret-dependent work);
 //! 4. [`open_mac_then_encrypt`] composes them and returns one mask; the
 //!    caller declassifies exactly that.
 //!
@@ -67,20 +66,20 @@ pub(crate) fn check_padding(body: &[u8], mac_len: usize) -> (usize, usize) {
     (good, good & (pad + 1))
 }
 
-/// Size of the comparison buffer: at least `MAX_TAG_LEN + MAX_PADDING_SPAN`.
-const WINDOW_LEN: usize = 320;
-
 /// Whether `body[data_len..data_len + expected.len()]` equals `expected`,
 /// as a mask, for a secret `data_len` with `body.len() - 256 - mac_len <=
 /// data_len <= body.len() - mac_len`. Memory accesses depend only on
 /// `body.len()` and `expected.len()`.
 ///
-/// Window position `j` (public) holds MAC byte `j - d` when `d <= j < d +
-/// m`, and `j - d` is `(j - d) mod m`. So the expected tag is rotated by
-/// the secret `r = d mod m` (all `m` rotations are read, at public offsets,
-/// and the one equal to `r` is kept by a mask), repeated with period `m`
-/// along the window (public positions), and compared with the window under
-/// the range mask `[d, d + m)`.
+/// The window that can hold the MAC is loaded into 64-bit words at public
+/// offsets, and a logarithmic shifter moves the MAC to its front: stage `k`
+/// shifts the words down by the public amount `2^k` bytes and keeps the
+/// shifted or the unshifted words by a mask made from bit `k` of the secret
+/// offset. The first `mac_len` bytes are then compared with `expected`.
+/// Every stage reads and writes the same words whatever the offset, and
+/// touches only as many words as the later stages can still move to the
+/// front, so a 20-byte tag in a short record costs a few dozen word
+/// operations, all in registers.
 #[inline(always)]
 pub(crate) fn mac_matches(body: &[u8], data_len: usize, expected: &[u8]) -> usize {
     let m = expected.len();
@@ -89,56 +88,98 @@ pub(crate) fn mac_matches(body: &[u8], data_len: usize, expected: &[u8]) -> usiz
     let start = len - window;
     // Secret offset of the MAC inside the window.
     let d = ct::barrier(data_len - start);
-    // Public: enough bits for the largest possible `d`, `window - m`.
-    let bits = usize::BITS - (window - m).leading_zeros();
-
-    // Secret: r = d mod m, by conditional subtraction of the public
-    // multiples m * 2^k (no division, whose latency may depend on d).
-    let mut r = d;
-    let mut k = bits;
-    while k > 0 {
-        k -= 1;
-        let mk = m << k;
-        // Through the barrier, or the compiler branches on the comparison.
-        r -= ct::barrier(ct::ge(r, mk)) & mk;
+    // Public choice of the word count: the windows of short records (the
+    // latency-sensitive case) fit 8 or 16 words, which the compiler keeps
+    // in registers.
+    if window <= 64 {
+        shifted_matches::<8>(&body[start..], d, expected)
+    } else if window <= 128 {
+        shifted_matches::<16>(&body[start..], d, expected)
+    } else {
+        shifted_matches::<WINDOW_WORDS>(&body[start..], d, expected)
     }
-    // rot[i] = expected[(i - r) mod m]: every rotation of the tag (public
-    // reads of `expected` doubled) ORed in under its mask, one set.
-    let mut twice = [0u8; 2 * MAX_TAG_LEN];
-    twice[..m].copy_from_slice(expected);
-    twice[m..2 * m].copy_from_slice(expected);
-    let mut rot = [0u8; MAX_TAG_LEN];
-    // Public bound: `r <= d <= window - m`, so larger rotations never apply.
-    for t in 0..m.min(window - m + 1) {
-        // Through the barrier: a mask the compiler knows to be 0 or 0xff
-        // it may turn into a branch on the secret rotation.
-        let take = ct::barrier(ct::eq(t, r)) as u8;
-        for (o, &x) in rot[..m].iter_mut().zip(&twice[m - t..2 * m - t]) {
-            *o |= x & take;
+}
+
+/// 64-bit words in the largest window: a 48-byte tag and the padding span.
+const WINDOW_WORDS: usize = (MAX_TAG_LEN + MAX_PADDING_SPAN).div_ceil(8);
+
+/// [`mac_matches`] on `window` (at most `8 * N` bytes), with the MAC at
+/// the secret offset `d <= window.len() - expected.len()`.
+#[inline(always)]
+fn shifted_matches<const N: usize>(window: &[u8], d: usize, expected: &[u8]) -> usize {
+    // Public lengths only: `d` is secret and is never compared.
+    debug_assert!(window.len() <= 8 * N && expected.len() <= window.len());
+    let m = expected.len();
+    let mut w = [0u64; N];
+    // Public loads; bytes past the window read as zero. Written per word
+    // (not as one copy) so that short windows stay in registers.
+    for (i, word) in w.iter_mut().enumerate() {
+        let at = 8 * i;
+        if at + 8 <= window.len() {
+            *word = u64::from_le_bytes(window[at..at + 8].try_into().expect("8 bytes"));
+        } else if at < window.len() {
+            let mut last = [0u8; 8];
+            last[..window.len() - at].copy_from_slice(&window[at..]);
+            *word = u64::from_le_bytes(last);
         }
     }
+    // Largest stage first: `d < 2^9` as the window is at most 304 bytes;
+    // stages too large for `N` words compile to nothing.
+    shift_stage::<N, 8>(&mut w, d, m);
+    shift_stage::<N, 7>(&mut w, d, m);
+    shift_stage::<N, 6>(&mut w, d, m);
+    shift_stage::<N, 5>(&mut w, d, m);
+    shift_stage::<N, 4>(&mut w, d, m);
+    shift_stage::<N, 3>(&mut w, d, m);
+    shift_stage::<N, 2>(&mut w, d, m);
+    shift_stage::<N, 1>(&mut w, d, m);
+    shift_stage::<N, 0>(&mut w, d, m);
 
-    // The rotated tag repeated along the window: public positions.
-    // Whole copies of `m` bytes (`m` is a constant once inlined, so no
-    // call to memcpy); the last may run past the window into the slack.
-    let mut rep = [0u8; WINDOW_LEN + MAX_TAG_LEN];
-    let mut j = 0;
-    while j < window {
-        rep[j..j + m].copy_from_slice(&rot[..m]);
-        j += m;
+    let (whole, rest) = expected.as_chunks::<8>();
+    let mut diff = 0u64;
+    for (x, e) in w.iter().zip(whole) {
+        diff |= x ^ u64::from_le_bytes(*e);
     }
+    if !rest.is_empty() {
+        let mut last = [0u8; 8];
+        last[..rest.len()].copy_from_slice(rest);
+        let used = u64::MAX >> (64 - 8 * rest.len());
+        diff |= (w[whole.len()] ^ u64::from_le_bytes(last)) & used;
+    }
+    ct::is_zero_u64(diff)
+}
 
-    // Compare inside [d, d + m) only.
-    let lo = d as u16 + 256;
-    let hi = (d + m) as u16 + 256;
-    let mut diff = 0u8;
-    for (j, (&x, &y)) in body[start..].iter().zip(rep[..window].iter()).enumerate() {
-        let jj = j as u16 + 256;
-        let ge_lo = ((jj.wrapping_sub(lo) >> 15) as u8).wrapping_sub(1);
-        let lt_hi = 0u8.wrapping_sub((jj.wrapping_sub(hi) >> 15) as u8);
-        diff |= (x ^ y) & ge_lo & lt_hi;
+/// Stage `K` of the shifter: moves the words down by `2^K` bytes when bit
+/// `K` of the secret `d` is set, by a mask. Only the words the remaining
+/// stages can still bring into the first `m` bytes are kept up to date:
+/// after this stage at most `2^K - 1` bytes of shift remain, so the bytes
+/// `[0, m + 2^K - 1)` are the ones that matter.
+#[inline(always)]
+fn shift_stage<const N: usize, const K: u32>(w: &mut [u64; N], d: usize, m: usize) {
+    let bytes = 1usize << K;
+    if bytes >= 8 * N {
+        return;
     }
-    ct::is_zero(diff as usize)
+    // Through the barrier before the negation, so the compiler cannot know
+    // the mask is 0 or all ones and branch on it.
+    let take = (ct::barrier((d >> K) & 1) as u64).wrapping_neg();
+    let live = (m + bytes - 1).div_ceil(8).min(N);
+    if bytes >= 8 {
+        // Whole words; words past the end read as zero (they can only
+        // reach bytes no later stage brings to the front).
+        let q = bytes / 8;
+        for i in 0..live {
+            let moved = if i + q < N { w[i + q] } else { 0 };
+            w[i] = ct::select_u64(take, moved, w[i]);
+        }
+    } else {
+        let bits = 8 * bytes as u32;
+        for i in 0..live {
+            let next = if i + 1 < N { w[i + 1] } else { 0 };
+            let moved = (w[i] >> bits) | (next << (64 - bits));
+            w[i] = ct::select_u64(take, moved, w[i]);
+        }
+    }
 }
 
 /// The HMAC of `header || body[..data_len]` into `out`, for a secret
@@ -301,6 +342,58 @@ mod tests {
                 other[data_len + 20] ^= 1;
             }
             assert_eq!(mac_matches(&other, data_len, &expected), usize::MAX);
+        }
+    }
+
+    /// Every tag length, every body length (whole blocks) up to past the
+    /// largest window, every offset the padding allows: the tag is found;
+    /// one flipped bit anywhere in it is caught; bytes around it do not
+    /// matter. Covers each word count of the shifter.
+    #[test]
+    fn mac_found_for_every_tag_length_and_offset() {
+        let mut seed = 0x9e37_79b9_7f4a_7c15u64;
+        let mut next = move || {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed
+        };
+        for m in [20usize, 32, 48] {
+            for len in (16..=352).step_by(16).filter(|&len| len > m) {
+                let lowest = (len - m).saturating_sub(MAX_PADDING_SPAN);
+                for data_len in lowest..=len - m {
+                    let mut body = [0u8; 352];
+                    body.iter_mut().for_each(|b| *b = next() as u8);
+                    let body = &mut body[..len];
+                    let expected: [u8; 48] = core::array::from_fn(|i| body[(data_len + i) % len]);
+                    let expected = &expected[..m];
+                    assert_eq!(
+                        mac_matches(body, data_len, expected),
+                        usize::MAX,
+                        "{m} {len} {data_len}"
+                    );
+                    let r = next() as usize;
+                    let at = data_len + r % m;
+                    body[at] ^= 1 << ((r >> 8) % 8);
+                    assert_eq!(
+                        mac_matches(body, data_len, expected),
+                        0,
+                        "{m} {len} {data_len} flip"
+                    );
+                    body[at] = expected[at - data_len];
+                    if data_len > 0 {
+                        body[data_len - 1] ^= 0xff;
+                    }
+                    if data_len + m < len {
+                        body[data_len + m] ^= 0xff;
+                    }
+                    assert_eq!(
+                        mac_matches(body, data_len, expected),
+                        usize::MAX,
+                        "{m} {len} {data_len} around"
+                    );
+                }
+            }
         }
     }
 
