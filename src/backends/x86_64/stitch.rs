@@ -479,21 +479,37 @@ unsafe fn mte<K: HashKernel, const N: usize>(
         let mut done = 0;
         if full > 0 {
             // Hash block i covers plaintext up to byte bl (i + 1) - 13, so once
-            // its message is loaded AES blocks up to per i + per - 2 may be
-            // overwritten: step i hashes block i with the AES rounds of blocks
-            // per i - 1 ..= per i + per - 2 spread among its rounds (one block
-            // fewer, not interleaved, in the first step).
+            // its message is loaded the AES blocks before per (i + 1) - 1
+            // may be overwritten. Step i hashes block i with the AES rounds
+            // of the `per` blocks from per i - T spread among its rounds,
+            // T = `K::MTE_TRAIL` being under `per` or whole hash blocks:
+            // step 0 encrypts what exists of its range after its hash, and
+            // steps whose range does not exist yet hash alone. After the
+            // loop about T blocks of plaintext are left to encrypt beside
+            // the end of the MAC.
+            const {
+                assert!(K::MTE_TRAIL >= 1);
+                assert!(K::MTE_TRAIL < K::BLOCK / 16 || K::MTE_TRAIL.is_multiple_of(K::BLOCK / 16));
+            }
             regs = K::compress(regs, &first_block::<K>(header, body));
-            chain = encrypt_run(&k, chain, body, 0, per - 1);
-            done = per - 1;
+            done = per.saturating_sub(K::MTE_TRAIL);
+            if done > 0 {
+                chain = encrypt_run(&k, chain, body, 0, done);
+            }
             for i in 1..full {
                 // Block i's message is in registers before the step's stores
                 // overwrite its first 13 bytes.
                 let msg = K::load_msg(later_block::<K>(body, i));
-                let mut run = Run::new(&k, &mut body[16 * done..16 * done + bl], chain);
-                regs = K::rounds(regs, msg, |g| run.slot(g, K::GROUPS));
-                chain = run.c;
-                done += per;
+                if per * i >= K::MTE_TRAIL {
+                    let mut run = Run::new(&k, &mut body[16 * done..16 * done + bl], chain);
+                    regs = K::rounds(regs, msg, |g| run.slot(g, K::GROUPS));
+                    chain = run.c;
+                    done += per;
+                } else {
+                    // Nothing of this step's range exists yet (the trail is
+                    // whole hash blocks).
+                    regs = K::rounds(regs, msg, |_| {});
+                }
             }
         }
         // The rest of the hash input is under one block: copied out, after
