@@ -123,8 +123,9 @@ fn shifted_matches<const N: usize>(window: &[u8], d: usize, expected: &[u8]) -> 
             *word = u64::from_le_bytes(last);
         }
     }
-    // Largest stage first: `d < 2^9` as the window is at most 304 bytes;
-    // stages too large for `N` words compile to nothing.
+    // Largest stage first: `d < 2^9` as the window is at most 304 bytes.
+    // Stages of `8 N` bytes or more compile to nothing: their bit of `d`
+    // is zero, as `d < window.len() <= 8 N`.
     shift_stage::<N, 8>(&mut w, d, m);
     shift_stage::<N, 7>(&mut w, d, m);
     shift_stage::<N, 6>(&mut w, d, m);
