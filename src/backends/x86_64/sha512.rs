@@ -123,6 +123,13 @@ fn small_sigma1(x: u64) -> u64 {
     x.rotate_right(19) ^ x.rotate_right(61) ^ (x >> 6)
 }
 
+/// The feed-forward at the end of a compression: `state + working`, word
+/// by word.
+#[inline(always)]
+fn feed_forward(state: [u64; 8], working: [u64; 8]) -> [u64; 8] {
+    core::array::from_fn(|i| state[i].wrapping_add(working[i]))
+}
+
 /// 80 rounds over the message words `w`, calling `slot(g)` after each
 /// group `g` of four rounds.
 #[inline(always)]
@@ -171,16 +178,7 @@ fn rounds<F: FnMut(usize)>(state: [u64; 8], mut w: [u64; 16], mut slot: F) -> [u
         };
     }
     group!(0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19);
-    [
-        a.wrapping_add(state[0]),
-        b.wrapping_add(state[1]),
-        c.wrapping_add(state[2]),
-        d.wrapping_add(state[3]),
-        e.wrapping_add(state[4]),
-        f.wrapping_add(state[5]),
-        g.wrapping_add(state[6]),
-        h.wrapping_add(state[7]),
-    ]
+    feed_forward(state, [a, b, c, d, e, f, g, h])
 }
 
 impl<I: super::stitch::Isa> HashKernel for Sha384Scalar<I> {
@@ -536,16 +534,7 @@ unsafe fn rounds_with<S: Schedule, F: FnMut(usize)>(
         };
     }
     group!(0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19);
-    [
-        a80.wrapping_add(state[0]),
-        p1.wrapping_add(state[1]),
-        p2.wrapping_add(state[2]),
-        p3.wrapping_add(state[3]),
-        e0.wrapping_add(state[4]),
-        e1.wrapping_add(state[5]),
-        e2.wrapping_add(state[6]),
-        e3.wrapping_add(state[7]),
-    ]
+    feed_forward(state, [a80, p1, p2, p3, e0, e1, e2, e3])
 }
 
 /// The a half of a round on the vector units, in lane 0: `T1 + Maj(a, b,
@@ -637,17 +626,9 @@ unsafe fn rounds_split<S: Schedule, F: FnMut(usize)>(
         };
     }
     group!(0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19);
+    // The last rounds' copies of the new a go unread.
     let _ = (d1, d2, d3);
-    [
-        word(va1).wrapping_add(state[0]),
-        word(va2).wrapping_add(state[1]),
-        word(va3).wrapping_add(state[2]),
-        d0.wrapping_add(state[3]),
-        e0.wrapping_add(state[4]),
-        e1.wrapping_add(state[5]),
-        e2.wrapping_add(state[6]),
-        e3.wrapping_add(state[7]),
-    ]
+    feed_forward(state, [word(va1), word(va2), word(va3), d0, e0, e1, e2, e3])
 }
 
 /// The [`HashKernel`] implementation of `$kernel` with round function
