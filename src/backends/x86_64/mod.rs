@@ -16,6 +16,7 @@
 //! [`super::cpu`]); the tokens are about safety only.
 
 pub(crate) mod aes;
+pub(crate) mod lanes;
 pub(crate) mod sha;
 pub(crate) mod sha512;
 pub(crate) mod sha_avx2;
