@@ -102,6 +102,9 @@ pub enum Error {
     /// The operating system's random source failed while seeding the
     /// explicit-IV generator.
     RandomSource,
+    /// A record of a multi-record seal would need a sequence value past
+    /// `u64::MAX` (RFC 5246 section 6.1: sequence numbers never wrap).
+    SequenceOverflow,
 }
 
 impl fmt::Display for Error {
@@ -159,6 +162,7 @@ impl fmt::Display for Error {
                 write!(f, "backend {backend} is not available on this CPU")
             }
             Error::RandomSource => f.write_str("the operating system's random source failed"),
+            Error::SequenceOverflow => f.write_str("the sequence number would wrap"),
         }
     }
 }

@@ -53,7 +53,8 @@ pub use key_schedule::{KeyBlock, MasterSecret, Prf};
 pub use primitives::aes_cbc::AesCbcKey;
 pub use primitives::hmac::{HmacContext, HmacKey, Tag, digest, digest_with_backend};
 pub use record::{
-    MacOrder, Opener, ProtocolVersion, RecordConfig, RecordKeys, Sealer, dtls_sequence,
+    MacOrder, Opener, ProtocolVersion, RecordConfig, RecordKeys, SealJob, SealRecord, Sealer,
+    dtls_sequence, seal_batch,
 };
 
 /// The README's examples run as doctests.

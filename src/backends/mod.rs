@@ -25,6 +25,7 @@ use core::fmt;
 use crate::combination::Cipher;
 use crate::primitives::hash::{Compress, Engine, HashFunction};
 
+pub(crate) mod batch;
 pub(crate) mod cpu;
 pub(crate) mod portable;
 #[cfg(target_arch = "x86_64")]

@@ -24,6 +24,7 @@
 //! and the time and memory accesses of a MAC-then-encrypt open do not depend
 //! on the padding length, the padding bytes or the MAC's validity.
 
+mod batch;
 mod config;
 mod ct_open;
 mod explicit_iv;
@@ -31,6 +32,7 @@ mod opener;
 mod sealer;
 mod version;
 
+pub use batch::{SealJob, SealRecord, seal_batch};
 pub use config::{MacOrder, RecordConfig, RecordKeys};
 pub use opener::Opener;
 pub use sealer::Sealer;

@@ -4,7 +4,8 @@ use core::fmt;
 
 use super::explicit_iv::IvGenerator;
 use super::{MAX_PLAINTEXT_LEN, MacOrder, ProtocolVersion, RecordConfig, RecordKeys, mac_header};
-use crate::backends::{self, Backend};
+use crate::backends::Backend;
+use crate::backends::batch::{Order, SealLane};
 use crate::error::Error;
 use crate::{AesCbcKey, HmacKey};
 
@@ -123,10 +124,7 @@ impl Sealer {
         plaintext_len: usize,
     ) -> Result<usize, Error> {
         self.check(buf, plaintext_len)?;
-        let iv = match &mut self.iv {
-            IvSource::Chained(iv) => *iv,
-            IvSource::Explicit(generator) => generator.next_iv(),
-        };
+        let iv = self.next_iv();
         Ok(self.seal_with(seq, content_type, buf, plaintext_len, iv))
     }
 
@@ -193,46 +191,100 @@ impl Sealer {
         content_type: u8,
         buf: &mut [u8],
         plaintext_len: usize,
-        mut iv: [u8; 16],
+        iv: [u8; 16],
     ) -> usize {
+        let (mut lane, n) = self.lane(seq, content_type, buf, plaintext_len, iv);
+        lane.seal_one();
+        let next = lane.iv;
+        self.chain(next);
+        n
+    }
+
+    /// The IV of the next record: the chained one (TLS 1.0) or a fresh one.
+    pub(super) fn next_iv(&mut self) -> [u8; 16] {
+        match &mut self.iv {
+            IvSource::Chained(iv) => *iv,
+            IvSource::Explicit(generator) => generator.next_iv(),
+        }
+    }
+
+    /// Whether records chain their IVs (TLS 1.0), so must be sealed one
+    /// after another.
+    pub(super) fn chains(&self) -> bool {
+        matches!(self.iv, IvSource::Chained(_))
+    }
+
+    /// TLS 1.0: the last ciphertext block becomes the next record's IV.
+    pub(super) fn chain(&mut self, last_block: [u8; 16]) {
+        if let IvSource::Chained(chain) = &mut self.iv {
+            *chain = last_block;
+        }
+    }
+
+    /// Checks the lengths and a caller-given IV: what
+    /// [`Sealer::seal_in_place_with_iv`] checks.
+    pub(super) fn check_job(
+        &self,
+        buf: &[u8],
+        plaintext_len: usize,
+        iv: Option<[u8; 16]>,
+    ) -> Result<(), Error> {
+        if iv.is_some() && self.config.version == ProtocolVersion::Tls10 {
+            return Err(Error::IvMismatch {
+                version: self.config.version,
+            });
+        }
+        self.check(buf, plaintext_len)
+    }
+
+    /// The seal job of one record, lengths already checked: writes the
+    /// explicit IV and builds the MAC prefix. Returns the job and the
+    /// fragment length.
+    pub(super) fn lane<'s>(
+        &'s self,
+        seq: u64,
+        content_type: u8,
+        buf: &'s mut [u8],
+        plaintext_len: usize,
+        iv: [u8; 16],
+    ) -> (SealLane<'s>, usize) {
         let offset = self.payload_offset();
         let m = self.mac.output_len();
         let version = self.config.version.wire();
         buf[..offset].copy_from_slice(&iv[..offset]);
-        let n = match self.config.mac_order {
+        let (aes, mac) = (self.aes.raw(), &self.mac);
+        match self.config.mac_order {
             MacOrder::MacThenEncrypt => {
                 let header = mac_header(seq, content_type, version, plaintext_len);
                 let body_len = padded_len(plaintext_len + m);
-                let body = &mut buf[offset..offset + body_len];
-                backends::seal_mac_then_encrypt(
-                    self.aes.raw(),
-                    &self.mac,
-                    &header,
-                    &mut iv,
-                    body,
+                let lane = SealLane {
+                    aes,
+                    mac,
+                    header,
+                    iv,
+                    order: Order::HashThenCipher,
+                    buf: &mut buf[offset..offset + body_len],
+                    iv_len: 0,
                     plaintext_len,
-                );
-                offset + body_len
+                };
+                (lane, offset + body_len)
             }
             MacOrder::EncryptThenMac => {
                 let end = offset + padded_len(plaintext_len);
                 let header = mac_header(seq, content_type, version, end);
-                backends::seal_encrypt_then_mac(
-                    self.aes.raw(),
-                    &self.mac,
-                    &header,
-                    &mut iv,
-                    &mut buf[..end + m],
-                    offset,
+                let lane = SealLane {
+                    aes,
+                    mac,
+                    header,
+                    iv,
+                    order: Order::CipherThenHash,
+                    buf: &mut buf[..end + m],
+                    iv_len: offset,
                     plaintext_len,
-                );
-                end + m
+                };
+                (lane, end + m)
             }
-        };
-        if let IvSource::Chained(chain) = &mut self.iv {
-            *chain = iv;
         }
-        n
     }
 }
 
@@ -246,6 +298,6 @@ impl fmt::Debug for Sealer {
 }
 
 /// `len` plus at least one padding byte, rounded up to whole blocks.
-const fn padded_len(len: usize) -> usize {
+pub(super) const fn padded_len(len: usize) -> usize {
     (len + 1).next_multiple_of(16)
 }

@@ -1,0 +1,564 @@
+//! Many records at once, format-free: the engine that runs a window of
+//! independent seal jobs in the lanes of the multi-lane kernels.
+//!
+//! A job is what the single-record seal takes (keys, the 13-byte MAC
+//! prefix, the IV, the buffer and the plaintext length); the format layer
+//! above builds them and groups them by kind (cipher, MAC, order). Where
+//! the kernels exist (the `vaes512-shani` backend) a window runs in two
+//! phases, each across the lanes:
+//!
+//! - MAC-then-encrypt: HMAC of every job (16 lanes of SHA-1/SHA-256, 8 of
+//!   SHA-512), then padding, then CBC encryption of every job (16 VAES
+//!   lanes).
+//! - Encrypt-then-MAC: padding, CBC encryption, then the HMAC of every
+//!   job's IV and ciphertext.
+//!
+//! A window holds at most 16 records of 16 KiB, so its data stays in the
+//! L2 cache between the two phases. Lanes whose records end are retired;
+//! once only a few are left, the rest of their hashing runs on the
+//! single-stream compressor (SHA-NI), which is faster for so few. Elsewhere,
+//! and for a window of one, every job runs the single-record seal.
+
+use crate::HmacKey;
+use crate::backends::{AesKey, pad, seal_encrypt_then_mac, seal_mac_then_encrypt};
+
+/// Jobs per window: the lanes of the widest kernel.
+pub(crate) const WINDOW: usize = 16;
+
+/// Which comes first.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Order {
+    /// Hash the prefix and plaintext, then encrypt plaintext, tag and
+    /// padding (TLS MAC-then-encrypt).
+    HashThenCipher,
+    /// Encrypt plaintext and padding, then hash the prefix, IV and
+    /// ciphertext (encrypt-then-MAC).
+    CipherThenHash,
+}
+
+/// One record's seal, as [`seal_mac_then_encrypt`] or
+/// [`seal_encrypt_then_mac`] take it, lengths already checked.
+pub(crate) struct SealLane<'a> {
+    pub(crate) aes: &'a AesKey,
+    pub(crate) mac: &'a HmacKey,
+    pub(crate) header: [u8; 13],
+    /// In: the CBC IV. Out: the last ciphertext block.
+    pub(crate) iv: [u8; 16],
+    pub(crate) order: Order,
+    /// `HashThenCipher`: the body (whole blocks, plaintext in front).
+    /// `CipherThenHash`: `iv_len` bytes of explicit IV, the body, then
+    /// room for the tag, sized exactly.
+    pub(crate) buf: &'a mut [u8],
+    pub(crate) iv_len: usize,
+    pub(crate) plaintext_len: usize,
+}
+
+impl SealLane<'_> {
+    /// The single-record seal.
+    pub(crate) fn seal_one(&mut self) {
+        match self.order {
+            Order::HashThenCipher => seal_mac_then_encrypt(
+                self.aes,
+                self.mac,
+                &self.header,
+                &mut self.iv,
+                self.buf,
+                self.plaintext_len,
+            ),
+            Order::CipherThenHash => seal_encrypt_then_mac(
+                self.aes,
+                self.mac,
+                &self.header,
+                &mut self.iv,
+                self.buf,
+                self.iv_len,
+                self.plaintext_len,
+            ),
+        }
+    }
+
+    /// The region CBC encrypts.
+    fn body_range(&self) -> core::ops::Range<usize> {
+        match self.order {
+            Order::HashThenCipher => 0..self.buf.len(),
+            Order::CipherThenHash => self.iv_len..self.buf.len() - self.mac.output_len(),
+        }
+    }
+}
+
+/// A window of jobs; `None` entries are skipped.
+pub(crate) type Window<'a> = [Option<SealLane<'a>>; WINDOW];
+
+/// Seals every job of `window`. Jobs of one kind (cipher, MAC algorithm,
+/// order) share lanes; the format layer groups them so.
+pub(crate) fn seal(window: &mut Window<'_>) {
+    #[cfg(target_arch = "x86_64")]
+    if lanes::seal(window) {
+        return;
+    }
+    for lane in window.iter_mut().flatten() {
+        lane.seal_one();
+    }
+}
+
+#[cfg(target_arch = "x86_64")]
+mod lanes {
+    use super::{Order, SealLane, WINDOW, Window, pad};
+    use crate::backends::x86_64::Vaes512;
+    use crate::backends::x86_64::aes::{AesNiKey, Schedule};
+    use crate::backends::x86_64::lanes::{cbc_x16, sha1_x16, sha256_x16, sha512_x8};
+    use crate::backends::{AesKey, with_compressor};
+    use crate::primitives::hash::{Compress, HashFunction, Sha1, Sha256, Sha384};
+    use crate::primitives::hmac::{AnyStates, HmacStates};
+
+    /// Below this many jobs the single-record (stitched) seal is faster.
+    const MIN_JOBS: usize = 2;
+
+    /// Runs the window in lanes if its jobs allow it; `false` if not (the
+    /// caller then seals one by one).
+    pub(super) fn seal(window: &mut Window<'_>) -> bool {
+        let mut jobs = window.iter().flatten();
+        let Some(first) = jobs.next() else {
+            return true;
+        };
+        let kind = Kind::of(first);
+        let count = 1 + jobs.filter(|j| Kind::of(j) == kind).count();
+        if kind.is_none() || count != window.iter().flatten().count() || count < MIN_JOBS {
+            return false;
+        }
+        let Some(t) = Vaes512::detect() else {
+            return false;
+        };
+        let order = first.order;
+        if order == Order::CipherThenHash {
+            pad_all(window);
+            encrypt_all(t, window);
+        }
+        hash_all(t, window);
+        if order == Order::HashThenCipher {
+            pad_all(window);
+            encrypt_all(t, window);
+        }
+        true
+    }
+
+    /// What must agree for jobs to share lanes.
+    #[derive(Clone, Copy, PartialEq, Eq)]
+    struct Kind {
+        aes256: bool,
+        mac: u8,
+        order: Order,
+    }
+
+    impl Kind {
+        fn of(job: &SealLane<'_>) -> Option<Kind> {
+            let AesKey::Vaes512(k) = job.aes else {
+                return None;
+            };
+            let aes256 = matches!(k.key, AesNiKey::Aes256(..));
+            let mac = match job.mac.states() {
+                AnyStates::Sha1(_) => 1,
+                AnyStates::Sha256(_) => 2,
+                AnyStates::Sha384(_) => 3,
+            };
+            Some(Kind {
+                aes256,
+                mac,
+                order: job.order,
+            })
+        }
+    }
+
+    fn pad_all(window: &mut Window<'_>) {
+        for job in window.iter_mut().flatten() {
+            match job.order {
+                Order::HashThenCipher => {
+                    let m = job.mac.output_len();
+                    pad(job.buf, job.plaintext_len + m);
+                }
+                Order::CipherThenHash => {
+                    let body = job.body_range();
+                    pad(&mut job.buf[body], job.plaintext_len);
+                }
+            }
+        }
+    }
+
+    // ---- CBC encryption across lanes ----
+
+    fn encrypt_all(t: Vaes512, window: &mut Window<'_>) {
+        let Some(first) = window.iter().flatten().next() else {
+            return;
+        };
+        let AesKey::Vaes512(k) = first.aes else {
+            return;
+        };
+        match k.key {
+            AesNiKey::Aes128(..) => encrypt_lanes::<11>(t, window, |k| match k {
+                AesNiKey::Aes128(s, _) => &s.enc,
+                AesNiKey::Aes256(..) => unreachable!("one kind per window"),
+            }),
+            AesNiKey::Aes256(..) => encrypt_lanes::<15>(t, window, |k| match k {
+                AesNiKey::Aes256(s, _) => &s.enc,
+                AesNiKey::Aes128(..) => unreachable!("one kind per window"),
+            }),
+        }
+    }
+
+    /// CBC-encrypts every job's body, each job in its own lane. Lanes are
+    /// ordered longest first, so the lanes still running are always the
+    /// first ones and the kernel runs only the registers they fill.
+    fn encrypt_lanes<const N: usize>(
+        t: Vaes512,
+        window: &mut Window<'_>,
+        schedule: impl Fn(&AesNiKey) -> &Schedule<N>,
+    ) {
+        // Each job's body, in lane order.
+        let mut bodies: [&mut [u8]; WINDOW] = Default::default();
+        let mut ivs = [[0u8; 16]; WINDOW];
+        let mut keys = cbc_x16::LaneKeys::<N>::new();
+        let mut order = [0usize; WINDOW];
+        let mut lanes = 0;
+        for (i, job) in window.iter().enumerate() {
+            if job.is_some() {
+                order[lanes] = i;
+                lanes += 1;
+            }
+        }
+        let len = |i: usize| window[i].as_ref().map_or(0, |j| j.body_range().len());
+        order[..lanes].sort_unstable_by_key(|&i| core::cmp::Reverse(len(i)));
+        let mut rank = [0usize; WINDOW];
+        for (lane, &i) in order[..lanes].iter().enumerate() {
+            rank[i] = lane;
+        }
+        for (i, job) in window.iter_mut().enumerate() {
+            let Some(job) = job else { continue };
+            let lane = rank[i];
+            let AesKey::Vaes512(k) = job.aes else {
+                unreachable!("checked by Kind")
+            };
+            keys.set_lane(lane, schedule(&k.key));
+            ivs[lane] = job.iv;
+            let range = job.body_range();
+            bodies[lane] = &mut job.buf[range];
+        }
+        let mut done = 0;
+        let mut active = lanes;
+        while active > 0 {
+            // Every active lane has at least the last one's blocks left.
+            let step = bodies[active - 1].len() / 16 - done;
+            let mut views: [&mut [u8]; WINDOW] = Default::default();
+            for (v, b) in views.iter_mut().zip(bodies[..active].iter_mut()) {
+                *v = &mut b[16 * done..];
+            }
+            cbc_x16::cbc_encrypt_x16(t, &keys, &mut ivs[..active], &mut views[..active], step);
+            done += step;
+            while active > 0 && bodies[active - 1].len() / 16 == done {
+                active -= 1;
+            }
+        }
+        for (i, job) in window.iter_mut().enumerate() {
+            if let Some(job) = job {
+                job.iv = ivs[rank[i]];
+            }
+        }
+    }
+
+    // ---- HMAC across lanes ----
+
+    fn hash_all(t: Vaes512, window: &mut Window<'_>) {
+        let Some(first) = window.iter().flatten().next() else {
+            return;
+        };
+        let compressor = *first.mac.compressor();
+        match first.mac.states() {
+            AnyStates::Sha1(_) => with_compressor!(compressor, |c| hash_window::<Sha1, 16>(
+                window,
+                c,
+                |s| match s {
+                    AnyStates::Sha1(s) => s,
+                    _ => unreachable!("one kind per window"),
+                },
+                |st, d, n| sha1_x16::compress_x16(t, st, d, n),
+            )),
+            AnyStates::Sha256(_) => with_compressor!(compressor, |c| hash_window::<Sha256, 16>(
+                window,
+                c,
+                |s| match s {
+                    AnyStates::Sha256(s) => s,
+                    _ => unreachable!("one kind per window"),
+                },
+                |st, d, n| sha256_x16::compress_x16(t, st, d, n),
+            )),
+            AnyStates::Sha384(_) => with_compressor!(compressor, |c| hash_window::<Sha384, 8>(
+                window,
+                c,
+                |s| match s {
+                    AnyStates::Sha384(s) => s,
+                    _ => unreachable!("one kind per window"),
+                },
+                |st, d, n| sha512_x8::compress_x8(t, st, d, n),
+            )),
+        }
+    }
+
+    /// The message one job hashes after the key block: the 13-byte prefix,
+    /// then `data`; the tag goes to `out`.
+    struct HashJob<'a, H: HashFunction> {
+        states: &'a HmacStates<H>,
+        prefix: [u8; 13],
+        data: &'a [u8],
+        out: &'a mut [u8],
+    }
+
+    fn hash_window<H: HashFunction, const L: usize>(
+        window: &mut Window<'_>,
+        single: &impl Compress<H>,
+        states: impl Fn(&AnyStates) -> &HmacStates<H>,
+        kernel: impl Fn(&mut [H::State; L], &[&[u8]; L], usize),
+    ) {
+        let mut jobs: [Option<HashJob<'_, H>>; WINDOW] = Default::default();
+        for (slot, job) in jobs.iter_mut().zip(window.iter_mut()) {
+            let Some(job) = job else { continue };
+            let m = job.mac.output_len();
+            let s = states(job.mac.states());
+            *slot = Some(match job.order {
+                Order::HashThenCipher => {
+                    let (data, rest) = job.buf.split_at_mut(job.plaintext_len);
+                    HashJob {
+                        states: s,
+                        prefix: job.header,
+                        data,
+                        out: &mut rest[..m],
+                    }
+                }
+                Order::CipherThenHash => {
+                    let end = job.buf.len() - m;
+                    let (data, out) = job.buf.split_at_mut(end);
+                    HashJob {
+                        states: s,
+                        prefix: job.header,
+                        data,
+                        out,
+                    }
+                }
+            });
+        }
+        let mut queue = jobs.iter_mut().flatten().peekable();
+        while queue.peek().is_some() {
+            let mut group: [Option<&mut HashJob<'_, H>>; L] = core::array::from_fn(|_| None);
+            for slot in group.iter_mut() {
+                *slot = queue.next();
+            }
+            hash_group::<H, L>(&mut group, single, &kernel);
+        }
+    }
+
+    /// Segments of one lane's hashing, in order: the first block (prefix
+    /// and the start of the data, copied), the data's whole blocks in
+    /// place, the final block or two (copied, with the padding), and the
+    /// outer hash's one block.
+    #[derive(Clone, Copy, PartialEq, Eq)]
+    enum Segment {
+        Head,
+        Middle,
+        Tail,
+        Outer,
+        Done,
+    }
+
+    /// One lane: its scratch blocks and where it is.
+    struct Lane<'a, H: HashFunction> {
+        head: H::Block,
+        /// Up to two blocks of the longest hash.
+        tail: [u8; 256],
+        tail_blocks: usize,
+        outer: H::Block,
+        /// `data[middle..]` holds the whole blocks hashed in place.
+        data: &'a [u8],
+        middle: usize,
+        middle_blocks: usize,
+        segment: Segment,
+        /// Blocks of the current segment already hashed.
+        at: usize,
+    }
+
+    impl<'a, H: HashFunction> Lane<'a, H> {
+        fn new(prefix: &[u8; 13], data: &'a [u8]) -> Self {
+            let b = H::BLOCK_LEN;
+            let msg_len = 13 + data.len();
+            let mut head = H::ZERO_BLOCK;
+            let mut tail = [0u8; 256];
+            let (segment, middle, middle_blocks, rest_len) = if msg_len >= b {
+                let h = head.as_mut();
+                h[..13].copy_from_slice(prefix);
+                h[13..].copy_from_slice(&data[..b - 13]);
+                let full = msg_len / b;
+                let middle = b - 13;
+                let rest = middle + (full - 1) * b;
+                let t = &mut tail[..];
+                t[..data.len() - rest].copy_from_slice(&data[rest..]);
+                (Segment::Head, middle, full - 1, data.len() - rest)
+            } else {
+                let t = &mut tail[..];
+                t[..13].copy_from_slice(prefix);
+                t[13..msg_len].copy_from_slice(data);
+                (Segment::Tail, 0, 0, msg_len)
+            };
+            let tail_blocks = if rest_len + 1 + H::LENGTH_FIELD_LEN > b {
+                2
+            } else {
+                1
+            };
+            let t = &mut tail[..tail_blocks * b];
+            t[rest_len] = 0x80;
+            let bits = ((b + msg_len) as u64) * 8;
+            let end = t.len();
+            t[end - 8..].copy_from_slice(&bits.to_be_bytes());
+            Lane {
+                head,
+                tail,
+                tail_blocks,
+                outer: H::ZERO_BLOCK,
+                data,
+                middle,
+                middle_blocks,
+                segment,
+                at: 0,
+            }
+        }
+
+        /// Blocks left in the current segment.
+        fn left(&self) -> usize {
+            let total = match self.segment {
+                Segment::Head | Segment::Outer => 1,
+                Segment::Middle => self.middle_blocks,
+                Segment::Tail => self.tail_blocks,
+                Segment::Done => 0,
+            };
+            total - self.at
+        }
+
+        /// The current segment's unhashed bytes.
+        fn input(&self) -> &[u8] {
+            let b = H::BLOCK_LEN;
+            match self.segment {
+                Segment::Head => self.head.as_ref(),
+                Segment::Middle => {
+                    let start = self.middle + self.at * b;
+                    &self.data[start..self.middle + self.middle_blocks * b]
+                }
+                Segment::Tail => &self.tail[self.at * b..self.tail_blocks * b],
+                Segment::Outer => self.outer.as_ref(),
+                Segment::Done => &[],
+            }
+        }
+
+        /// Records `n` hashed blocks; on finishing a segment moves on,
+        /// switching `state` to the outer hash after the inner one and
+        /// writing the tag after that.
+        fn advance(
+            &mut self,
+            n: usize,
+            state: &mut H::State,
+            states: &HmacStates<H>,
+            out: &mut [u8],
+        ) {
+            self.at += n;
+            while self.segment != Segment::Done && self.left() == 0 {
+                self.at = 0;
+                self.segment = match self.segment {
+                    Segment::Head => Segment::Middle,
+                    Segment::Middle => Segment::Tail,
+                    Segment::Tail => {
+                        let o = self.outer.as_mut();
+                        H::write_output(state, &mut o[..H::OUTPUT_LEN]);
+                        o[H::OUTPUT_LEN] = 0x80;
+                        let bits = ((H::BLOCK_LEN + H::OUTPUT_LEN) as u64) * 8;
+                        let end = o.len();
+                        o[end - 8..].copy_from_slice(&bits.to_be_bytes());
+                        *state = states.outer;
+                        Segment::Outer
+                    }
+                    Segment::Outer => {
+                        H::write_output(state, out);
+                        Segment::Done
+                    }
+                    Segment::Done => Segment::Done,
+                };
+            }
+        }
+    }
+
+    /// Lanes still hashing below which the single-stream compressor takes
+    /// over (sixteen-lane rounds cost the same however few lanes are busy).
+    fn few_lanes<const L: usize>() -> usize {
+        L / 4
+    }
+
+    fn hash_group<H: HashFunction, const L: usize>(
+        group: &mut [Option<&mut HashJob<'_, H>>; L],
+        single: &impl Compress<H>,
+        kernel: &impl Fn(&mut [H::State; L], &[&[u8]; L], usize),
+    ) {
+        let mut state = [H::ZERO_STATE; L];
+        let mut lanes: [Option<Lane<'_, H>>; L] = core::array::from_fn(|_| None);
+        for ((lane, st), job) in lanes.iter_mut().zip(&mut state).zip(group.iter()) {
+            if let Some(job) = job {
+                *st = job.states.inner;
+                *lane = Some(Lane::new(&job.prefix, job.data));
+            }
+        }
+        let busy = |lanes: &[Option<Lane<'_, H>>; L]| {
+            lanes
+                .iter()
+                .flatten()
+                .filter(|l| l.segment != Segment::Done)
+                .count()
+        };
+        while busy(&lanes) > few_lanes::<L>() {
+            let step = lanes
+                .iter()
+                .flatten()
+                .filter(|l| l.segment != Segment::Done)
+                .map(Lane::left)
+                .min()
+                .unwrap_or(0);
+            {
+                let mut inputs: [&[u8]; L] = [&[]; L];
+                // Idle lanes hash a busy lane's input, into a state that
+                // is thrown away.
+                let filler = lanes
+                    .iter()
+                    .flatten()
+                    .find(|l| l.segment != Segment::Done)
+                    .map_or(&[][..], Lane::input);
+                for (input, lane) in inputs.iter_mut().zip(&lanes) {
+                    *input = match lane {
+                        Some(l) if l.segment != Segment::Done => l.input(),
+                        _ => filler,
+                    };
+                }
+                kernel(&mut state, &inputs, step);
+            }
+            for ((lane, st), job) in lanes.iter_mut().zip(&mut state).zip(group.iter_mut()) {
+                if let (Some(lane), Some(job)) = (lane, job)
+                    && lane.segment != Segment::Done
+                {
+                    lane.advance(step, st, job.states, job.out);
+                }
+            }
+        }
+        // The few left, one stream each.
+        for ((lane, st), job) in lanes.iter_mut().zip(&mut state).zip(group.iter_mut()) {
+            if let (Some(lane), Some(job)) = (lane, job) {
+                while lane.segment != Segment::Done {
+                    let n = lane.left();
+                    let (blocks, _) = H::split_blocks(lane.input());
+                    single.compress(st, &blocks[..n]);
+                    lane.advance(n, st, job.states, job.out);
+                }
+            }
+        }
+    }
+}
