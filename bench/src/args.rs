@@ -127,6 +127,20 @@ pub struct Args {
     /// link to the --plot file) to this Markdown file.
     #[arg(long, value_name = "FILE.md")]
     pub markdown: Option<PathBuf>,
+
+    /// Multi-record seal instead of the other sections: N records per call
+    /// (TLS 1.2, MAC-then-encrypt), against the same records sealed one by
+    /// one and, with --compare, the reference's multi-record seal.
+    #[arg(long, value_name = "N",
+          value_parser = clap::value_parser!(u16).range(1..=64))]
+    pub records: Option<u16>,
+
+    /// With --records N: the records come from 1 connection
+    /// (`Sealer::seal_many_in_place`) or from N connections with distinct
+    /// keys (`seal_batch`, one record each).
+    #[arg(long, value_name = "K", default_value_t = 1, requires = "records",
+          value_parser = clap::value_parser!(u16).range(1..=64))]
+    pub connections: u16,
 }
 
 /// What `--compare` measures against.
@@ -134,6 +148,9 @@ pub struct Args {
 pub enum CompareWith {
     /// OpenSSL's libcrypto, linked into this process.
     Openssl,
+    /// intel-ipsec-mb's job API, linked into this process (with
+    /// --records only; needs the `ipsec-mb` feature).
+    IpsecMb,
 }
 
 impl Args {
@@ -152,6 +169,25 @@ impl Args {
         } else {
             vec![DEFAULT_PAYLOAD]
         }
+    }
+
+    /// The multi-record shape, if `--records` was given: records per call
+    /// and connections. Connections must be 1 or the record count.
+    pub fn multi(&self) -> Result<Option<(usize, usize)>, String> {
+        let Some(records) = self.records else {
+            if self.compare == Some(CompareWith::IpsecMb) {
+                return Err("--compare ipsec-mb needs --records".into());
+            }
+            return Ok(None);
+        };
+        let (n, k) = (usize::from(records), usize::from(self.connections));
+        if k != 1 && k != n {
+            return Err(format!(
+                "--connections {k}: must be 1 (one connection's records) or {n} (one \
+                 record from each of {n} connections)"
+            ));
+        }
+        Ok(Some((n, k)))
     }
 
     /// The number of worker threads.

@@ -10,6 +10,9 @@ pub const FLAGS: [&str; 5] = ["aes", "sha_ni", "avx2", "avx512f", "vaes"];
 pub struct Cpu {
     /// `model name`, or `unknown`.
     pub model: String,
+    /// `vendor_id`, `cpu family` and `model` (kernels tuned on one CPU
+    /// model can be slow on another, so figures name it).
+    pub id: Option<(String, u32, u32)>,
     /// Logical CPUs listed.
     pub logical_cpus: usize,
     /// Each of [`FLAGS`] and whether the CPU has it.
@@ -35,11 +38,27 @@ impl Cpu {
         let present: Vec<&str> = flags.split_whitespace().collect();
         Cpu {
             model: field("model name").unwrap_or_else(|| "unknown".into()),
+            id: (|| {
+                let vendor = field("vendor_id")?;
+                let family = field("cpu family")?.parse().ok()?;
+                let model = field("model")?.parse().ok()?;
+                Some((vendor, family, model))
+            })(),
             logical_cpus: cpuinfo
                 .lines()
                 .filter(|l| l.split(':').next().is_some_and(|k| k.trim() == "processor"))
                 .count(),
             flags: FLAGS.iter().map(|&f| (f, present.contains(&f))).collect(),
+        }
+    }
+
+    /// `GenuineIntel family 6 model 207 (0x6/0xcf)`, or `unknown`.
+    pub fn id_summary(&self) -> String {
+        match &self.id {
+            Some((vendor, family, model)) => {
+                format!("{vendor} family {family} model {model} ({family:#x}/{model:#x})")
+            }
+            None => "unknown".into(),
         }
     }
 

@@ -18,6 +18,7 @@ mod driver;
 mod machine;
 mod markdown;
 mod measure;
+mod multi;
 mod output;
 mod plot;
 mod reference;
@@ -52,9 +53,19 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    if args.compare.is_some() && !reference::AVAILABLE {
+    let multi = match args.multi() {
+        Ok(m) => m,
+        Err(msg) => {
+            eprintln!("cbc-hmac-bench: error: {msg}");
+            return ExitCode::from(2);
+        }
+    };
+    if args.compare == Some(args::CompareWith::Openssl) && !reference::AVAILABLE {
         eprintln!("cbc-hmac-bench: error: {}", reference::HOW_TO_ENABLE);
         return ExitCode::from(2);
+    }
+    if let Some((records, connections)) = multi {
+        return run_multi(&args, backend, records, connections);
     }
     let info = RunInfo {
         backend,
@@ -82,6 +93,76 @@ fn main() -> ExitCode {
             ExitCode::FAILURE
         }
     }
+}
+
+/// The multi-record section: every selected combination at every payload.
+fn run_multi(args: &Args, backend: Backend, records: usize, connections: usize) -> ExitCode {
+    let cpu = machine::Cpu::here();
+    let target = Duration::from_secs_f64(args.seconds);
+    let rounds = usize::from(args.rounds);
+    let mut out = io::stdout().lock();
+    if !args.json {
+        let _ = writeln!(out, "Backend: {backend}");
+        let _ = writeln!(out, "CPU: {}, {}", cpu.model, cpu.id_summary());
+        let _ = writeln!(
+            out,
+            "Multi-record seal, TLS 1.2 MAC-then-encrypt; {rounds} alternating rounds, \
+             medians; ratio = batch / other side"
+        );
+    }
+    for &payload in &args.payload_sizes() {
+        for combination in args.selected_combinations() {
+            let shape = multi::Shape {
+                combination,
+                records,
+                connections,
+                payload,
+            };
+            let outcome = multi_sides(args, backend, shape).and_then(|mut sides| {
+                let f = multi::measure(&mut sides, &shape, rounds, target)?;
+                Ok((sides, f))
+            });
+            let (sides, figures) = match outcome {
+                Ok(x) => x,
+                Err(failure) => {
+                    eprintln!(
+                        "cbc-hmac-bench: error: multi-record seal {combination}, {records} x \
+                         {payload} bytes, backend {backend}: {failure}"
+                    );
+                    return ExitCode::FAILURE;
+                }
+            };
+            let line = if args.json {
+                multi::json_line(&shape, backend, &cpu.id_summary(), &sides, &figures)
+            } else {
+                format!(
+                    "{}\n{}",
+                    shape.title(),
+                    multi::text_line(&shape, &sides, &figures)
+                )
+            };
+            if writeln!(out, "{line}").and_then(|()| out.flush()).is_err() {
+                return ExitCode::FAILURE;
+            }
+        }
+    }
+    ExitCode::SUCCESS
+}
+
+/// The sides of a multi-record measurement: the batch first.
+fn multi_sides(
+    args: &Args,
+    backend: Backend,
+    shape: multi::Shape,
+) -> Result<Vec<Box<dyn multi::Side>>, workload::Failure> {
+    let mut sides: Vec<Box<dyn multi::Side>> = vec![
+        Box::new(multi::Ours::new(shape, backend, true)?),
+        Box::new(multi::Ours::new(shape, backend, false)?),
+    ];
+    if let Some(reference) = args.compare {
+        sides.push(multi::reference_side(reference, shape)?);
+    }
+    Ok(sides)
 }
 
 /// Why the run stopped early.
