@@ -113,3 +113,54 @@ fn the_counter_counts() {
     });
     assert_eq!(info.count_total, 1);
 }
+
+#[test]
+fn batch_seals_do_not_allocate() {
+    use cbc_hmac::{SealJob, SealRecord, seal_batch};
+    for backend in Backend::available() {
+        for combination in Combination::ALL {
+            for order in MacOrder::ALL {
+                let config = RecordConfig::new(combination, ProtocolVersion::Tls12, order);
+                let enc = vec![1u8; combination.cipher().key_len()];
+                let mac = vec![2u8; combination.mac().output_len()];
+                let keys = RecordKeys {
+                    enc_key: &enc,
+                    mac_key: &mac,
+                    iv: None,
+                };
+                let mut one = Sealer::with_backend(config, keys, backend).unwrap();
+                let mut many: Vec<Sealer> = (0..20)
+                    .map(|_| Sealer::with_backend(config, keys, backend).unwrap())
+                    .collect();
+                let lens = [0usize, 16, 255, 1024, 16384];
+                let mut bufs: Vec<Vec<u8>> = (0..20).map(|_| vec![0u8; 17000]).collect();
+                let (left, right) = bufs.split_at_mut(10);
+                // Built outside the measured closure: the caller owns them.
+                let mut records: Vec<SealRecord<'_>> = left
+                    .iter_mut()
+                    .enumerate()
+                    .map(|(i, b)| SealRecord::new(b, lens[i % 5]))
+                    .collect();
+                let mut jobs: Vec<SealJob<'_>> = many
+                    .iter_mut()
+                    .zip(right.iter_mut())
+                    .enumerate()
+                    .map(|(i, (s, b))| SealJob::new(s, i as u64, 23, b, lens[i % 5]))
+                    .collect();
+                let info = measure(|| {
+                    for i in 0..20 {
+                        one.seal_many_in_place(10 * i, 23, &mut records);
+                        seal_batch(&mut jobs);
+                    }
+                });
+                assert!(records.iter().all(|r| matches!(r.result(), Some(Ok(_)))));
+                assert!(jobs.iter().all(|j| matches!(j.result(), Some(Ok(_)))));
+                assert_eq!(
+                    info.count_total, 0,
+                    "{config:?} on {backend}: {} allocations in batch seals",
+                    info.count_total
+                );
+            }
+        }
+    }
+}

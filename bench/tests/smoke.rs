@@ -367,3 +367,71 @@ fn compare_with_openssl() {
         }
     }
 }
+
+#[test]
+fn multi_record_section() {
+    for (records, connections) in [("4", "1"), ("3", "3")] {
+        let text = stdout_of(&[
+            "--records",
+            records,
+            "--connections",
+            connections,
+            "--seconds",
+            "0.02",
+            "--rounds",
+            "2",
+            "--payload",
+            "100,2000",
+        ]);
+        let conn = if connections == "1" {
+            "1 connection".to_string()
+        } else {
+            format!("{connections} connections")
+        };
+        for payload in ["100", "2000"] {
+            let header =
+                format!("Checking multi-record seal, {records} records x {payload} bytes, {conn}");
+            assert!(
+                text.lines().any(|l| l == header),
+                "no {header:?} in\n{text}"
+            );
+        }
+        for c in Combination::ALL {
+            let lines: Vec<&str> = text
+                .lines()
+                .filter(|l| l.trim_start().starts_with(&format!("{c} batch ")))
+                .collect();
+            assert_eq!(lines.len(), 2, "{c} once per payload in\n{text}");
+            for l in lines {
+                assert!(gb_per_sec(l).is_some_and(|g| g > 0.0), "{l:?}");
+                assert!(l.contains("one by one"), "{l:?}");
+            }
+        }
+    }
+    let json = stdout_of(&[
+        "--records",
+        "2",
+        "--json",
+        "--seconds",
+        "0.02",
+        "--rounds",
+        "2",
+        "--payload",
+        "64",
+        "--combination",
+        "AES128-SHA",
+    ]);
+    let line = json.trim();
+    for key in [
+        "\"records\":2",
+        "\"connections\":1",
+        "\"single_ratio\":",
+        "\"cpu\":",
+    ] {
+        assert!(line.contains(key), "{key} in {line}");
+    }
+    // Connections must be 1 or the record count.
+    let out = bench(&["--records", "4", "--connections", "2"]);
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--connections 2"));
+}
