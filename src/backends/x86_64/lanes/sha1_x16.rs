@@ -63,36 +63,47 @@ pub(super) fn transpose_out<const N: usize>(v: [__m512i; N], states: &mut [[u32;
 /// unpacks) leaves word `4c + k` of lane `4m + q` in element `4m + q` of
 /// vector `4c + k`: lanes in order, with half the shuffles of a full
 /// 16x16 transpose of whole-block loads.
-#[inline]
-#[target_feature(enable = "avx512f,avx512bw,avx512vl")]
+///
+/// Always inlined (a `#[target_feature]` function cannot be): called, it
+/// would return its sixteen vectors through memory.
+#[inline(always)]
 pub(super) fn load_words(blocks: [&[u8; 64]; 16]) -> [__m512i; 16] {
-    // Byte-swaps each 32-bit element.
-    let bswap = _mm512_set4_epi32(0x0c0d_0e0f, 0x0809_0a0b, 0x0405_0607, 0x0001_0203);
-    let mut w = [_mm512_setzero_si512(); 16];
-    macro_rules! quarter {
-        ($c:literal) => {{
-            let at = 16 * $c;
-            let r: [__m512i; 4] = core::array::from_fn(|q| {
-                let x = _mm512_castsi128_si512(load(block(blocks[q], at)));
-                let x = _mm512_inserti32x4::<1>(x, load(block(blocks[q + 4], at)));
-                let x = _mm512_inserti32x4::<2>(x, load(block(blocks[q + 8], at)));
-                _mm512_inserti32x4::<3>(x, load(block(blocks[q + 12], at)))
-            });
-            let t0 = _mm512_unpacklo_epi32(r[0], r[1]);
-            let t1 = _mm512_unpackhi_epi32(r[0], r[1]);
-            let t2 = _mm512_unpacklo_epi32(r[2], r[3]);
-            let t3 = _mm512_unpackhi_epi32(r[2], r[3]);
-            w[4 * $c] = _mm512_shuffle_epi8(_mm512_unpacklo_epi64(t0, t2), bswap);
-            w[4 * $c + 1] = _mm512_shuffle_epi8(_mm512_unpackhi_epi64(t0, t2), bswap);
-            w[4 * $c + 2] = _mm512_shuffle_epi8(_mm512_unpacklo_epi64(t1, t3), bswap);
-            w[4 * $c + 3] = _mm512_shuffle_epi8(_mm512_unpackhi_epi64(t1, t3), bswap);
-        }};
+    // SAFETY: the callers are `#[target_feature]` kernels with AVX-512
+    // F/BW, into which this is inlined; the loads are on 16-byte
+    // references.
+    unsafe {
+        // Byte-swaps each 32-bit element.
+        let bswap = _mm512_set4_epi32(0x0c0d_0e0f, 0x0809_0a0b, 0x0405_0607, 0x0001_0203);
+        let mut w = [_mm512_setzero_si512(); 16];
+        macro_rules! quarter {
+            ($c:literal) => {{
+                let at = 16 * $c;
+                // No closure here: it would not be inlined.
+                macro_rules! lanes {
+                    ($q:literal) => {{
+                        let x = _mm512_castsi128_si512(load(block(blocks[$q], at)));
+                        let x = _mm512_inserti32x4::<1>(x, load(block(blocks[$q + 4], at)));
+                        let x = _mm512_inserti32x4::<2>(x, load(block(blocks[$q + 8], at)));
+                        _mm512_inserti32x4::<3>(x, load(block(blocks[$q + 12], at)))
+                    }};
+                }
+                let r = [lanes!(0), lanes!(1), lanes!(2), lanes!(3)];
+                let t0 = _mm512_unpacklo_epi32(r[0], r[1]);
+                let t1 = _mm512_unpackhi_epi32(r[0], r[1]);
+                let t2 = _mm512_unpacklo_epi32(r[2], r[3]);
+                let t3 = _mm512_unpackhi_epi32(r[2], r[3]);
+                w[4 * $c] = _mm512_shuffle_epi8(_mm512_unpacklo_epi64(t0, t2), bswap);
+                w[4 * $c + 1] = _mm512_shuffle_epi8(_mm512_unpackhi_epi64(t0, t2), bswap);
+                w[4 * $c + 2] = _mm512_shuffle_epi8(_mm512_unpacklo_epi64(t1, t3), bswap);
+                w[4 * $c + 3] = _mm512_shuffle_epi8(_mm512_unpackhi_epi64(t1, t3), bswap);
+            }};
+        }
+        quarter!(0);
+        quarter!(1);
+        quarter!(2);
+        quarter!(3);
+        w
     }
-    quarter!(0);
-    quarter!(1);
-    quarter!(2);
-    quarter!(3);
-    w
 }
 
 /// Each lane's blocks, checked to be at least `blocks` long.
