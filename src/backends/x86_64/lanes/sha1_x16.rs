@@ -15,36 +15,216 @@ use core::arch::x86_64::*;
 
 use super::super::{Vaes512, block, load};
 
+// The helpers below are `#[inline(always)]`, which a `#[target_feature]`
+// function cannot be: called, they would pass their vectors through
+// memory. They are reached only from the kernels, `#[target_feature]`
+// functions with AVX-512 F/BW into which they are inlined; that is the
+// feature context their intrinsics need.
+
+/// `[f(0), f(1), .., f(15)]`, spelled out: the closures of
+/// `core::array::from_fn` were not always inlined.
+macro_rules! by16 {
+    (|$i:ident| $e:expr) => {
+        [
+            {
+                let $i = 0;
+                $e
+            },
+            {
+                let $i = 1;
+                $e
+            },
+            {
+                let $i = 2;
+                $e
+            },
+            {
+                let $i = 3;
+                $e
+            },
+            {
+                let $i = 4;
+                $e
+            },
+            {
+                let $i = 5;
+                $e
+            },
+            {
+                let $i = 6;
+                $e
+            },
+            {
+                let $i = 7;
+                $e
+            },
+            {
+                let $i = 8;
+                $e
+            },
+            {
+                let $i = 9;
+                $e
+            },
+            {
+                let $i = 10;
+                $e
+            },
+            {
+                let $i = 11;
+                $e
+            },
+            {
+                let $i = 12;
+                $e
+            },
+            {
+                let $i = 13;
+                $e
+            },
+            {
+                let $i = 14;
+                $e
+            },
+            {
+                let $i = 15;
+                $e
+            },
+        ]
+    };
+}
+
+pub(super) use by16;
+
 /// Unaligned 64-byte load.
 #[inline(always)]
-pub(super) fn load512(words: &[u32; 16]) -> __m512i {
-    // SAFETY: `words` is 64 readable bytes; `loadu` has no alignment
-    // requirement. Callers are `#[target_feature]` functions with
-    // AVX-512F (this helper is inlined into them).
+fn load512(words: &[u32; 16]) -> __m512i {
+    // SAFETY: `words` is 64 readable bytes and `loadu` has no alignment
+    // requirement; AVX-512F as said above.
     unsafe { _mm512_loadu_si512(words.as_ptr().cast()) }
 }
 
 /// Unaligned 64-byte store.
 #[inline(always)]
-pub(super) fn store512(words: &mut [u32; 16], v: __m512i) {
-    // SAFETY: `words` is 64 writable bytes; `storeu` has no alignment
-    // requirement; callers have AVX-512F, as in `load512`.
+fn store512(words: &mut [u32; 16], v: __m512i) {
+    // SAFETY: `words` is 64 writable bytes and `storeu` has no alignment
+    // requirement; AVX-512F as said above.
     unsafe { _mm512_storeu_si512(words.as_mut_ptr().cast(), v) }
 }
 
+/// Unaligned 16-byte load of four words.
+#[inline(always)]
+fn load_words4(words: &[u32]) -> __m128i {
+    let words: &[u32; 4] = words.try_into().expect("four words");
+    // SAFETY: `words` is 16 readable bytes; `loadu` has no alignment
+    // requirement, and SSE2 is part of the x86-64 baseline.
+    unsafe { _mm_loadu_si128(words.as_ptr().cast()) }
+}
+
+/// Unaligned 16-byte store of four words.
+#[inline(always)]
+fn store_words4(words: &mut [u32], v: __m128i) {
+    let words: &mut [u32; 4] = words.try_into().expect("four words");
+    // SAFETY: `words` is 16 writable bytes; `storeu` has no alignment
+    // requirement, and SSE2 is part of the x86-64 baseline.
+    unsafe { _mm_storeu_si128(words.as_mut_ptr().cast(), v) }
+}
+
+/// Sixteen rows of four words (`rows[i]`, one per lane) as four vectors,
+/// vector `k` holding word `k` of row `i` in element `i`.
+///
+/// Vector `q` first gets rows `q`, `q + 4`, `q + 8`, `q + 12` in its four
+/// 128-bit lanes (inserts, which need not use the shuffle port and take
+/// their operand from memory when the row is a load); then a 4x4
+/// transpose inside each 128-bit lane (eight unpacks) leaves word `k` of
+/// row `4m + q` in element `4m + q` of vector `k`: lanes in order, with
+/// half the shuffles of a full 16x16 transpose of whole-row loads.
+#[inline(always)]
+fn rows_to_words(rows: [__m128i; 16]) -> [__m512i; 4] {
+    // SAFETY: AVX-512F as said above.
+    unsafe {
+        macro_rules! spread {
+            ($q:literal) => {{
+                let x = _mm512_castsi128_si512(rows[$q]);
+                let x = _mm512_inserti32x4::<1>(x, rows[$q + 4]);
+                let x = _mm512_inserti32x4::<2>(x, rows[$q + 8]);
+                _mm512_inserti32x4::<3>(x, rows[$q + 12])
+            }};
+        }
+        transpose4([spread!(0), spread!(1), spread!(2), spread!(3)])
+    }
+}
+
+/// The inverse of [`rows_to_words`].
+#[inline(always)]
+fn words_to_rows(words: [__m512i; 4]) -> [__m128i; 16] {
+    // SAFETY: AVX-512F as said above.
+    unsafe {
+        let r = transpose4(words);
+        macro_rules! lane {
+            ($m:literal) => {
+                [
+                    _mm512_extracti32x4_epi32::<$m>(r[0]),
+                    _mm512_extracti32x4_epi32::<$m>(r[1]),
+                    _mm512_extracti32x4_epi32::<$m>(r[2]),
+                    _mm512_extracti32x4_epi32::<$m>(r[3]),
+                ]
+            };
+        }
+        let [a, b, c, d] = [lane!(0), lane!(1), lane!(2), lane!(3)];
+        [
+            a[0], a[1], a[2], a[3], b[0], b[1], b[2], b[3], c[0], c[1], c[2], c[3], d[0], d[1],
+            d[2], d[3],
+        ]
+    }
+}
+
+/// Transposes the 4x4 matrix of words in each 128-bit lane of four vectors
+/// (its own inverse).
+#[inline(always)]
+fn transpose4(r: [__m512i; 4]) -> [__m512i; 4] {
+    // SAFETY: AVX-512F as said above.
+    unsafe {
+        let t0 = _mm512_unpacklo_epi32(r[0], r[1]);
+        let t1 = _mm512_unpackhi_epi32(r[0], r[1]);
+        let t2 = _mm512_unpacklo_epi32(r[2], r[3]);
+        let t3 = _mm512_unpackhi_epi32(r[2], r[3]);
+        [
+            _mm512_unpacklo_epi64(t0, t2),
+            _mm512_unpackhi_epi64(t0, t2),
+            _mm512_unpacklo_epi64(t1, t3),
+            _mm512_unpackhi_epi64(t1, t3),
+        ]
+    }
+}
+
 /// The states of sixteen lanes as `N` vectors: vector `j` holds word `j`
-/// of every lane.
-#[inline]
-#[target_feature(enable = "avx512f,avx512bw,avx512vl")]
+/// of every lane. Whole groups of four words go through
+/// [`rows_to_words`]; the rest (SHA-1's E) element by element.
+#[inline(always)]
 pub(super) fn transpose_in<const N: usize>(states: &[[u32; N]; 16]) -> [__m512i; N] {
-    core::array::from_fn(|j| load512(&core::array::from_fn(|i| states[i][j])))
+    // SAFETY: AVX-512F as said above.
+    let mut v = [unsafe { _mm512_setzero_si512() }; N];
+    for c in 0..N / 4 {
+        let rows = by16!(|i| load_words4(&states[i][4 * c..4 * c + 4]));
+        v[4 * c..4 * c + 4].copy_from_slice(&rows_to_words(rows));
+    }
+    for (j, x) in v.iter_mut().enumerate().skip(N / 4 * 4) {
+        *x = load512(&by16!(|i| states[i][j]));
+    }
+    v
 }
 
 /// The inverse of [`transpose_in`].
-#[inline]
-#[target_feature(enable = "avx512f,avx512bw,avx512vl")]
+#[inline(always)]
 pub(super) fn transpose_out<const N: usize>(v: [__m512i; N], states: &mut [[u32; N]; 16]) {
-    for (j, x) in v.into_iter().enumerate() {
+    for c in 0..N / 4 {
+        let rows = words_to_rows(v[4 * c..4 * c + 4].try_into().expect("four vectors"));
+        for (state, row) in states.iter_mut().zip(rows) {
+            store_words4(&mut state[4 * c..4 * c + 4], row);
+        }
+    }
+    for (j, &x) in v.iter().enumerate().skip(N / 4 * 4) {
         let mut col = [0u32; 16];
         store512(&mut col, x);
         for (state, word) in states.iter_mut().zip(col) {
@@ -54,54 +234,21 @@ pub(super) fn transpose_out<const N: usize>(v: [__m512i; N], states: &mut [[u32;
 }
 
 /// The message block of each of sixteen lanes as sixteen vectors of
-/// big-endian words: vector `j` holds word `j` of every lane.
-///
-/// For each quarter `c` of the block, four registers are filled by 16-byte
-/// loads into their 128-bit lanes (register `q` gets quarter `c` of lanes
-/// `q`, `q + 4`, `q + 8`, `q + 12`; the inserts from memory do not need the
-/// shuffle port), then a 4x4 transpose inside each 128-bit lane (eight
-/// unpacks) leaves word `4c + k` of lane `4m + q` in element `4m + q` of
-/// vector `4c + k`: lanes in order, with half the shuffles of a full
-/// 16x16 transpose of whole-block loads.
-///
-/// Always inlined (a `#[target_feature]` function cannot be): called, it
-/// would return its sixteen vectors through memory.
+/// big-endian words: vector `j` holds word `j` of every lane. Each
+/// quarter of the blocks goes through [`rows_to_words`], then a byte swap.
 #[inline(always)]
 pub(super) fn load_words(blocks: [&[u8; 64]; 16]) -> [__m512i; 16] {
-    // SAFETY: the callers are `#[target_feature]` kernels with AVX-512
-    // F/BW, into which this is inlined; the loads are on 16-byte
-    // references.
+    // SAFETY: AVX-512 F/BW as said above.
     unsafe {
         // Byte-swaps each 32-bit element.
         let bswap = _mm512_set4_epi32(0x0c0d_0e0f, 0x0809_0a0b, 0x0405_0607, 0x0001_0203);
         let mut w = [_mm512_setzero_si512(); 16];
-        macro_rules! quarter {
-            ($c:literal) => {{
-                let at = 16 * $c;
-                // No closure here: it would not be inlined.
-                macro_rules! lanes {
-                    ($q:literal) => {{
-                        let x = _mm512_castsi128_si512(load(block(blocks[$q], at)));
-                        let x = _mm512_inserti32x4::<1>(x, load(block(blocks[$q + 4], at)));
-                        let x = _mm512_inserti32x4::<2>(x, load(block(blocks[$q + 8], at)));
-                        _mm512_inserti32x4::<3>(x, load(block(blocks[$q + 12], at)))
-                    }};
-                }
-                let r = [lanes!(0), lanes!(1), lanes!(2), lanes!(3)];
-                let t0 = _mm512_unpacklo_epi32(r[0], r[1]);
-                let t1 = _mm512_unpackhi_epi32(r[0], r[1]);
-                let t2 = _mm512_unpacklo_epi32(r[2], r[3]);
-                let t3 = _mm512_unpackhi_epi32(r[2], r[3]);
-                w[4 * $c] = _mm512_shuffle_epi8(_mm512_unpacklo_epi64(t0, t2), bswap);
-                w[4 * $c + 1] = _mm512_shuffle_epi8(_mm512_unpackhi_epi64(t0, t2), bswap);
-                w[4 * $c + 2] = _mm512_shuffle_epi8(_mm512_unpacklo_epi64(t1, t3), bswap);
-                w[4 * $c + 3] = _mm512_shuffle_epi8(_mm512_unpackhi_epi64(t1, t3), bswap);
-            }};
+        for c in 0..4 {
+            let quarter = rows_to_words(by16!(|i| load(block(blocks[i], 16 * c))));
+            for k in 0..4 {
+                w[4 * c + k] = _mm512_shuffle_epi8(quarter[k], bswap);
+            }
         }
-        quarter!(0);
-        quarter!(1);
-        quarter!(2);
-        quarter!(3);
         w
     }
 }
@@ -145,7 +292,7 @@ fn kernel(states: &mut [[u32; 5]; 16], lanes: &[&[[u8; 64]]; 16]) {
     // `b` indexes the blocks of every lane at once.
     #[allow(clippy::needless_range_loop)]
     for b in 0..blocks {
-        s = rounds(s, load_words(core::array::from_fn(|i| &lanes[i][b])));
+        s = rounds(s, load_words(by16!(|i| &lanes[i][b])));
     }
     transpose_out(s, states);
 }
@@ -307,49 +454,76 @@ pub(super) mod tests {
         })
     }
 
-    /// Prints one line of the timing tests.
-    pub(in super::super) fn print_figures(name: &str, bytes: f64, ta: f64, tb: f64, ratio: f64) {
-        println!(
-            "{name}: 16 lanes x 16 KiB on {}: x16 AVX-512 {:.2} GB/s, \
-             one SHA-NI stream {:.2} GB/s, ratio {ratio:.2} (median of rounds)",
-            cpu_name(),
-            bytes / ta / 1e9,
-            bytes / tb / 1e9,
-        );
-    }
-
     /// Prints the throughput of sixteen lanes of 16 KiB against sixteen
-    /// single-stream SHA-NI runs over the same data; asserts only that
-    /// both give the same states.
-    #[test]
-    fn timing_against_sha_ni() {
-        let what = "sha1_x16 timing against SHA-NI";
-        let Some(t) = token(what) else {
-            return;
-        };
-        let Some(ni) = sha_ni(what) else {
-            return;
-        };
+    /// single-stream SHA-NI runs over the same data, in one call over all
+    /// blocks and in calls of one block each (where the kernel's state
+    /// transposes count); asserts only that the kernels agree.
+    pub(in super::super) fn time_x16<const N: usize>(
+        name: &str,
+        initial: [u32; N],
+        x16: impl Fn(&mut [[u32; N]; 16], &[&[u8]; 16], usize),
+        one: impl Fn(&mut [u32; N], &[[u8; 64]]),
+    ) {
         const BLOCKS: usize = 256;
-        let mut rng = SplitMix64(0x71e_0001);
+        let mut rng = SplitMix64(0x71e_0001 + N as u64);
         let lanes = random_lanes(&mut rng, BLOCKS);
         let data = refs(&lanes);
-        let mut x16 = [<Sha1 as HashFunction>::INITIAL_STATE; 16];
-        let mut one = x16;
+        let mut states = [[initial; 16]; 4];
+        let [s0, s1, s2, s3] = &mut states;
         let m = alternate(&mut [
-            &mut || compress_x16(t, std::hint::black_box(&mut x16), &data, BLOCKS),
+            &mut || x16(std::hint::black_box(&mut *s0), &data, BLOCKS),
             &mut || {
-                for (state, lane) in one.iter_mut().zip(&lanes) {
-                    Compress::<Sha1>::compress(
-                        &ni,
-                        std::hint::black_box(state),
-                        &lane.as_chunks().0[..BLOCKS],
-                    );
+                for (state, lane) in s1.iter_mut().zip(&lanes) {
+                    one(std::hint::black_box(state), &lane.as_chunks().0[..BLOCKS]);
+                }
+            },
+            &mut || {
+                for b in 0..BLOCKS {
+                    let block = core::array::from_fn(|i| &data[i][64 * b..]);
+                    x16(std::hint::black_box(&mut *s2), &block, 1);
+                }
+            },
+            &mut || {
+                for b in 0..BLOCKS {
+                    for (state, lane) in s3.iter_mut().zip(&lanes) {
+                        one(std::hint::black_box(state), &lane.as_chunks().0[b..b + 1]);
+                    }
                 }
             },
         ]);
-        assert_eq!(x16, one, "the two kernels disagree");
-        print_figures("sha1", (16 * 64 * BLOCKS) as f64, m[0].0, m[1].0, m[1].1);
+        assert!(
+            states.iter().all(|s| *s == states[0]),
+            "the kernels disagree"
+        );
+        let gb = |t: f64| (16 * 64 * BLOCKS) as f64 / t / 1e9;
+        println!(
+            "{name}: 16 lanes x 16 KiB on {}: x16 AVX-512 {:.2} GB/s, \
+             one SHA-NI stream {:.2} GB/s, ratio {:.2}; \
+             in one-block calls {:.2} GB/s against {:.2}, ratio {:.2} \
+             (medians of {} alternating rounds)",
+            cpu_name(),
+            gb(m[0].0),
+            gb(m[1].0),
+            m[1].1,
+            gb(m[2].0),
+            gb(m[3].0),
+            m[3].1 / m[2].1,
+            if cfg!(debug_assertions) { 1 } else { 31 },
+        );
+    }
+
+    #[test]
+    fn timing_against_sha_ni() {
+        let what = "sha1_x16 timing against SHA-NI";
+        let (Some(t), Some(ni)) = (token(what), sha_ni(what)) else {
+            return;
+        };
+        time_x16(
+            "sha1",
+            <Sha1 as HashFunction>::INITIAL_STATE,
+            |s, d, n| compress_x16(t, s, d, n),
+            |s, b| Compress::<Sha1>::compress(&ni, s, b),
+        );
     }
 
     #[test]
