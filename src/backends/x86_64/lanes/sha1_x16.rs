@@ -377,31 +377,35 @@ pub(super) mod tests {
         core::array::from_fn(|i| lanes[i].as_slice())
     }
 
-    /// Times the candidates in alternating rounds (after one warm-up call
-    /// each) and returns, for each, the median seconds per call and the
-    /// median of its per-round ratio to the first candidate's time. Debug
-    /// builds run one round: their figures mean nothing, the call only
-    /// checks that the candidates run.
-    pub(in super::super) fn alternate(fs: &mut [&mut dyn FnMut()]) -> Vec<(f64, f64)> {
+    /// A candidate's timing: median and least seconds per call, and the
+    /// median of its per-round ratio to the first candidate's time.
+    #[derive(Clone, Copy)]
+    pub(in super::super) struct Timing {
+        pub(in super::super) median: f64,
+        pub(in super::super) least: f64,
+        pub(in super::super) ratio: f64,
+    }
+
+    /// Rounds of [`alternate`]: many short ones, since on a shared machine
+    /// a long measurement is seldom left alone.
+    pub(in super::super) const ROUNDS: usize = if cfg!(debug_assertions) { 1 } else { 201 };
+
+    /// Times the candidates in alternating rounds of one call each (after
+    /// one warm-up call each). Debug builds run one round: their figures
+    /// mean nothing, the call only checks that the candidates run.
+    pub(in super::super) fn alternate(fs: &mut [&mut dyn FnMut()]) -> Vec<Timing> {
         use std::time::Instant;
-        let (rounds, reps) = if cfg!(debug_assertions) {
-            (1, 1)
-        } else {
-            (31, 8)
-        };
         for f in fs.iter_mut() {
             f();
         }
         let mut times = vec![Vec::new(); fs.len()];
         let mut ratios = vec![Vec::new(); fs.len()];
-        for _ in 0..rounds {
+        for _ in 0..ROUNDS {
             let mut first = 0.0;
             for (n, f) in fs.iter_mut().enumerate() {
                 let start = Instant::now();
-                for _ in 0..reps {
-                    f();
-                }
-                let x = start.elapsed().as_secs_f64() / reps as f64;
+                f();
+                let x = start.elapsed().as_secs_f64();
                 if n == 0 {
                     first = x;
                 }
@@ -416,7 +420,11 @@ pub(super) mod tests {
         times
             .into_iter()
             .zip(ratios)
-            .map(|(t, r)| (median(t), median(r)))
+            .map(|(t, r)| Timing {
+                least: t.iter().copied().fold(f64::INFINITY, f64::min),
+                median: median(t),
+                ratio: median(r),
+            })
             .collect()
     }
 
@@ -496,19 +504,18 @@ pub(super) mod tests {
             "the kernels disagree"
         );
         let gb = |t: f64| (16 * 64 * BLOCKS) as f64 / t / 1e9;
+        let fig = |x: Timing| format!("{:.2} GB/s (best {:.2})", gb(x.median), gb(x.least));
         println!(
-            "{name}: 16 lanes x 16 KiB on {}: x16 AVX-512 {:.2} GB/s, \
-             one SHA-NI stream {:.2} GB/s, ratio {:.2}; \
-             in one-block calls {:.2} GB/s against {:.2}, ratio {:.2} \
-             (medians of {} alternating rounds)",
+            "{name}: 16 lanes x 16 KiB on {}, medians of {ROUNDS} alternating rounds: \
+             x16 AVX-512 {}, 16 x one SHA-NI stream {}, ratio {:.2}; \
+             in one-block calls {} against {}, ratio {:.2}",
             cpu_name(),
-            gb(m[0].0),
-            gb(m[1].0),
-            m[1].1,
-            gb(m[2].0),
-            gb(m[3].0),
-            m[3].1 / m[2].1,
-            if cfg!(debug_assertions) { 1 } else { 31 },
+            fig(m[0]),
+            fig(m[1]),
+            m[1].ratio,
+            fig(m[2]),
+            fig(m[3]),
+            m[3].ratio / m[2].ratio,
         );
     }
 
