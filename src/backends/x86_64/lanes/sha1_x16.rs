@@ -7,9 +7,9 @@
 //! xor of the message schedule, the round constants as broadcast operands.
 //!
 //! Each block's sixteen lanes x 64 bytes become the sixteen message words
-//! by a transpose (see [`load_words`]), which the SHA-256 kernel shares.
-//! The states are transposed in at entry and out at exit only, so a call
-//! over many blocks pays for that once.
+//! by a transpose (see [`rows_to_words`]), which the SHA-256 kernel shares.
+//! The states are transposed in at entry and out at exit only (by the same
+//! network), so a call over many blocks pays for that once.
 
 use core::arch::x86_64::*;
 
@@ -557,6 +557,16 @@ pub(super) mod tests {
                 }
             }
         }
+    }
+
+    #[test]
+    #[should_panic(expected = "lane 9")]
+    fn short_lane_is_refused() {
+        let long = [0u8; 128];
+        let short = [0u8; 127];
+        let mut data: [&[u8]; 16] = [&long; 16];
+        data[9] = &short;
+        lane_blocks(&data, 2);
     }
 
     #[test]
