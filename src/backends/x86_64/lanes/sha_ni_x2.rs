@@ -7,6 +7,11 @@
 //! chain beside it fills the gaps. The state layouts are those of
 //! [`super::super::sha`]'s kernels (A..D and E for SHA-1, ABEF and CDGH for
 //! SHA-256).
+//!
+//! Measured on an Intel Xeon (family 6, model 0xCF) with 16 KiB per lane
+//! (the `crossover_table` test prints it): two streams hash 1.2x as fast
+//! as one; sixteen AVX-512 lanes beat two-stream SHA-NI from 5 busy lanes
+//! for SHA-1 and from 9 for SHA-256. Other CPUs differ: measure there.
 
 use core::arch::x86_64::*;
 
