@@ -9,6 +9,8 @@
 //!   lanes per zmm register, each lane with its own round keys.
 //! - `sha1_x16`, `sha256_x16`: SHA-1 and SHA-256 compression of sixteen
 //!   lanes, one 32-bit word of every lane per zmm register.
+//! - `sha_ni_x2`: SHA-1 and SHA-256 of two streams interleaved on SHA-NI,
+//!   for when only a few lanes are busy.
 //! - `sha512_x8`: SHA-512 compression of eight lanes (64-bit words), for
 //!   HMAC-SHA384.
 
@@ -16,3 +18,4 @@ pub(crate) mod cbc_x16;
 pub(crate) mod sha1_x16;
 pub(crate) mod sha256_x16;
 pub(crate) mod sha512_x8;
+pub(crate) mod sha_ni_x2;

@@ -1,0 +1,379 @@
+//! SHA-1 and SHA-256 compression of two independent streams with SHA-NI,
+//! their round groups interleaved in one loop: for when only a few lanes
+//! are busy, where sixteen AVX-512 lanes would hash mostly idle lanes.
+//!
+//! One stream's rounds are a chain of dependent `sha1rnds4` or
+//! `sha256rnds2` instructions, each waiting for the last; a second stream's
+//! chain beside it fills the gaps. The state layouts are those of
+//! [`super::super::sha`]'s kernels (A..D and E for SHA-1, ABEF and CDGH for
+//! SHA-256).
+//!
+//! Measured on an Intel Xeon (family 6, model 0xCF) with 16 KiB per lane
+//! (the `crossover_table` test prints it): two streams hash 1.2x as fast
+//! as one; sixteen AVX-512 lanes beat two-stream SHA-NI from 5 busy lanes
+//! for SHA-1 and from 9 for SHA-256. Other CPUs differ: measure there.
+
+use core::arch::x86_64::*;
+
+use super::super::{ShaNi, block, load, pin_xmm};
+use super::sha256_x16::K;
+
+/// Each stream's blocks, checked to be at least `blocks` long.
+fn stream_blocks<'a>(data: &[&'a [u8]; 2], blocks: usize) -> [&'a [[u8; 64]]; 2] {
+    core::array::from_fn(|i| {
+        let (whole, _) = data[i].as_chunks::<64>();
+        // An internal invariant: the batch layer hands whole blocks.
+        assert!(
+            whole.len() >= blocks,
+            "stream {i}: {} bytes, fewer than {blocks} blocks",
+            data[i].len()
+        );
+        &whole[..blocks]
+    })
+}
+
+/// SHA-1 compression of two independent streams: stream `i` runs `blocks`
+/// 64-byte blocks from `data[i]` (at least `64 * blocks` bytes) into
+/// `states[i]`.
+// Used by the batch layer (and, for now, the tests only).
+#[cfg_attr(not(test), allow(dead_code))]
+pub(crate) fn sha1_x2(t: ShaNi, states: &mut [[u32; 5]; 2], data: &[&[u8]; 2], blocks: usize) {
+    let _ = t;
+    let streams = stream_blocks(data, blocks);
+    // SAFETY: `t` proves the CPU has SHA-NI, SSE2, SSSE3 and SSE4.1, all
+    // the kernel enables.
+    unsafe { sha1_kernel(states, &streams) }
+}
+
+/// SHA-256 compression of two independent streams, as [`sha1_x2`].
+// Used by the batch layer (and, for now, the tests only).
+#[cfg_attr(not(test), allow(dead_code))]
+pub(crate) fn sha256_x2(t: ShaNi, states: &mut [[u32; 8]; 2], data: &[&[u8]; 2], blocks: usize) {
+    let _ = t;
+    let streams = stream_blocks(data, blocks);
+    // SAFETY: as in `sha1_x2`.
+    unsafe { sha256_kernel(states, &streams) }
+}
+
+#[target_feature(enable = "sha,sse2,ssse3,sse4.1")]
+fn sha1_kernel(states: &mut [[u32; 5]; 2], streams: &[&[[u8; 64]]; 2]) {
+    // A..D with A in lane 3; E in lane 3 of its own register.
+    let mut abcd: [__m128i; 2] = core::array::from_fn(|i| {
+        let s = states[i].map(|x| x as i32);
+        _mm_set_epi32(s[0], s[1], s[2], s[3])
+    });
+    let mut e: [__m128i; 2] = core::array::from_fn(|i| _mm_set_epi32(states[i][4] as i32, 0, 0, 0));
+    // Reverses all 16 bytes: big-endian words, W[0] in lane 3.
+    let reverse = _mm_set_epi64x(0x0001_0203_0405_0607, 0x0809_0a0b_0c0d_0e0f);
+    // `b` indexes the blocks of every lane at once.
+    #[allow(clippy::needless_range_loop)]
+    for b in 0..streams[0].len() {
+        let mut w: [[__m128i; 4]; 2] = core::array::from_fn(|i| {
+            core::array::from_fn(|q| _mm_shuffle_epi8(load(block(&streams[i][b], 16 * q)), reverse))
+        });
+        let (abcd0, e0) = (abcd, e);
+        // The state before the previous group: its A gives the next
+        // group's E (`sha1nexte`).
+        let mut before = abcd;
+        for i in 0..2 {
+            abcd[i] = _mm_sha1rnds4_epu32::<0>(abcd[i], _mm_add_epi32(e[i], w[i][0]));
+        }
+        macro_rules! group {
+            ($($g:literal $f:literal)*) => {$({
+                const G: usize = $g;
+                for i in 0..2 {
+                    let w = &mut w[i];
+                    if G >= 4 {
+                        // W[4g..4g+4] from the previous sixteen words.
+                        w[G % 4] = _mm_sha1msg2_epu32(
+                            _mm_xor_si128(
+                                _mm_sha1msg1_epu32(w[G % 4], w[(G + 1) % 4]),
+                                w[(G + 2) % 4],
+                            ),
+                            w[(G + 3) % 4],
+                        );
+                    }
+                    let next_e = _mm_sha1nexte_epu32(before[i], w[G % 4]);
+                    before[i] = abcd[i];
+                    abcd[i] = _mm_sha1rnds4_epu32::<$f>(abcd[i], next_e);
+                    // Keeps the two chains interleaved group by group.
+                    pin_xmm(&mut abcd[i]);
+                }
+            })*};
+        }
+        group!(1 0 2 0 3 0 4 0 5 1 6 1 7 1 8 1 9 1);
+        group!(10 2 11 2 12 2 13 2 14 2 15 3 16 3 17 3 18 3 19 3);
+        for i in 0..2 {
+            abcd[i] = _mm_add_epi32(abcd[i], abcd0[i]);
+            e[i] = _mm_sha1nexte_epu32(before[i], e0[i]);
+        }
+    }
+    for i in 0..2 {
+        states[i] = [
+            _mm_extract_epi32::<3>(abcd[i]) as u32,
+            _mm_extract_epi32::<2>(abcd[i]) as u32,
+            _mm_extract_epi32::<1>(abcd[i]) as u32,
+            _mm_extract_epi32::<0>(abcd[i]) as u32,
+            _mm_extract_epi32::<3>(e[i]) as u32,
+        ];
+    }
+}
+
+#[target_feature(enable = "sha,sse2,ssse3,sse4.1")]
+fn sha256_kernel(states: &mut [[u32; 8]; 2], streams: &[&[[u8; 64]]; 2]) {
+    // Lanes 3..0: A B E F and C D G H.
+    let mut abef: [__m128i; 2] = core::array::from_fn(|i| {
+        let s = states[i].map(|x| x as i32);
+        _mm_set_epi32(s[0], s[1], s[4], s[5])
+    });
+    let mut cdgh: [__m128i; 2] = core::array::from_fn(|i| {
+        let s = states[i].map(|x| x as i32);
+        _mm_set_epi32(s[2], s[3], s[6], s[7])
+    });
+    // Byte-swaps each 32-bit word: W[0] in lane 0.
+    let bswap = _mm_set_epi64x(0x0c0d_0e0f_0809_0a0b, 0x0405_0607_0001_0203);
+    // `b` indexes the blocks of every lane at once.
+    #[allow(clippy::needless_range_loop)]
+    for b in 0..streams[0].len() {
+        let mut w: [[__m128i; 4]; 2] = core::array::from_fn(|i| {
+            core::array::from_fn(|q| _mm_shuffle_epi8(load(block(&streams[i][b], 16 * q)), bswap))
+        });
+        let (abef0, cdgh0) = (abef, cdgh);
+        macro_rules! group {
+            ($($g:literal)*) => {$({
+                const G: usize = $g;
+                let k = _mm_set_epi32(
+                    K[4 * G + 3] as i32,
+                    K[4 * G + 2] as i32,
+                    K[4 * G + 1] as i32,
+                    K[4 * G] as i32,
+                );
+                for i in 0..2 {
+                    let w = &mut w[i];
+                    if G >= 4 {
+                        // W[t] = s1(W[t-2]) + W[t-7] + s0(W[t-15]) + W[t-16].
+                        let w7 = _mm_alignr_epi8::<4>(w[(G + 3) % 4], w[(G + 2) % 4]);
+                        w[G % 4] = _mm_sha256msg2_epu32(
+                            _mm_add_epi32(_mm_sha256msg1_epu32(w[G % 4], w[(G + 1) % 4]), w7),
+                            w[(G + 3) % 4],
+                        );
+                    }
+                    let m = _mm_add_epi32(w[G % 4], k);
+                    cdgh[i] = _mm_sha256rnds2_epu32(cdgh[i], abef[i], m);
+                    abef[i] = _mm_sha256rnds2_epu32(abef[i], cdgh[i], _mm_shuffle_epi32::<0x0e>(m));
+                    // Keeps the two chains interleaved group by group.
+                    pin_xmm(&mut abef[i]);
+                }
+            })*};
+        }
+        group!(0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15);
+        for i in 0..2 {
+            abef[i] = _mm_add_epi32(abef[i], abef0[i]);
+            cdgh[i] = _mm_add_epi32(cdgh[i], cdgh0[i]);
+        }
+    }
+    for i in 0..2 {
+        let (x, y) = (abef[i], cdgh[i]);
+        states[i] = [
+            _mm_extract_epi32::<3>(x) as u32,
+            _mm_extract_epi32::<2>(x) as u32,
+            _mm_extract_epi32::<3>(y) as u32,
+            _mm_extract_epi32::<2>(y) as u32,
+            _mm_extract_epi32::<1>(x) as u32,
+            _mm_extract_epi32::<0>(x) as u32,
+            _mm_extract_epi32::<1>(y) as u32,
+            _mm_extract_epi32::<0>(y) as u32,
+        ];
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::super::test_rng::SplitMix64;
+    use super::super::sha1_x16::tests::{ROUNDS, alternate, cpu_name, random_lanes, sha_ni, token};
+    use super::*;
+    use crate::backends::portable::CrateCompress;
+    use crate::primitives::hash::{Compress, HashFunction, Sha1, Sha256};
+
+    fn shani(what: &str) -> Option<ShaNi> {
+        let t = ShaNi::detect();
+        if t.is_none() {
+            eprintln!("SKIPPED: {what} (CPU lacks SHA-NI)");
+        }
+        t
+    }
+
+    fn random_streams(rng: &mut SplitMix64, blocks: usize) -> [Vec<u8>; 2] {
+        core::array::from_fn(|i| {
+            let mut v = vec![0u8; 64 * blocks + i * 5];
+            rng.fill(&mut v);
+            v
+        })
+    }
+
+    #[test]
+    fn sha1_matches_portable() {
+        let Some(t) = shani("sha_ni_x2 SHA-1 against the portable compression") else {
+            return;
+        };
+        let mut rng = SplitMix64(0x5a1_0002);
+        for blocks in [0, 1, 2, 3, 17] {
+            for _ in 0..8 {
+                let streams = random_streams(&mut rng, blocks);
+                let start: [[u32; 5]; 2] =
+                    core::array::from_fn(|_| core::array::from_fn(|_| rng.next() as u32));
+                let mut ours = start;
+                sha1_x2(t, &mut ours, &[&streams[0], &streams[1]], blocks);
+                for i in 0..2 {
+                    let mut theirs = start[i];
+                    let blocks = &streams[i].as_chunks::<64>().0[..blocks];
+                    Compress::<Sha1>::compress(&CrateCompress, &mut theirs, blocks);
+                    assert_eq!(ours[i], theirs, "stream {i}, {} blocks", blocks.len());
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn sha256_matches_portable() {
+        let Some(t) = shani("sha_ni_x2 SHA-256 against the portable compression") else {
+            return;
+        };
+        let mut rng = SplitMix64(0x5a2_0002);
+        for blocks in [0, 1, 2, 3, 17] {
+            for _ in 0..8 {
+                let streams = random_streams(&mut rng, blocks);
+                let start: [[u32; 8]; 2] =
+                    core::array::from_fn(|_| core::array::from_fn(|_| rng.next() as u32));
+                let mut ours = start;
+                sha256_x2(t, &mut ours, &[&streams[0], &streams[1]], blocks);
+                for i in 0..2 {
+                    let mut theirs = start[i];
+                    let blocks = &streams[i].as_chunks::<64>().0[..blocks];
+                    Compress::<Sha256>::compress(&CrateCompress, &mut theirs, blocks);
+                    assert_eq!(ours[i], theirs, "stream {i}, {} blocks", blocks.len());
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn abc_in_each_stream() {
+        let Some(t) = shani("sha_ni_x2 FIPS 180-4 \"abc\"") else {
+            return;
+        };
+        let mut padded = [0u8; 64];
+        padded[..3].copy_from_slice(b"abc");
+        padded[3] = 0x80;
+        padded[63] = 24;
+        let other = [0x5au8; 64];
+        for lane in 0..2 {
+            let mut data: [&[u8]; 2] = [&other, &other];
+            data[lane] = &padded;
+            let mut s1 = [<Sha1 as HashFunction>::INITIAL_STATE; 2];
+            sha1_x2(t, &mut s1, &data, 1);
+            let mut d1 = [0u8; 20];
+            Sha1::write_output(&s1[lane], &mut d1);
+            assert_eq!(d1[..4], [0xa9, 0x99, 0x3e, 0x36], "SHA-1 stream {lane}");
+            assert_eq!(d1[16..], [0x9c, 0xd0, 0xd8, 0x9d], "SHA-1 stream {lane}");
+            let mut s2 = [<Sha256 as HashFunction>::INITIAL_STATE; 2];
+            sha256_x2(t, &mut s2, &data, 1);
+            let mut d2 = [0u8; 32];
+            Sha256::write_output(&s2[lane], &mut d2);
+            assert_eq!(d2[..4], [0xba, 0x78, 0x16, 0xbf], "SHA-256 stream {lane}");
+            assert_eq!(d2[28..], [0xf2, 0x00, 0x15, 0xad], "SHA-256 stream {lane}");
+        }
+    }
+
+    /// With `k` busy lanes of 16 KiB, the time per lane-block of one
+    /// sixteen-lane AVX-512 call, of `k / 2` two-stream SHA-NI calls (and
+    /// one single-stream call for an odd lane), and of `k` single-stream
+    /// SHA-NI calls. Prints a table; asserts only that the three agree.
+    fn crossover<const N: usize>(
+        name: &str,
+        x16: impl Fn(&mut [[u32; N]; 16], &[&[u8]; 16], usize),
+        x2: impl Fn(&mut [[u32; N]; 2], &[&[u8]; 2], usize),
+        one: impl Fn(&mut [u32; N], &[[u8; 64]]),
+        initial: [u32; N],
+    ) {
+        const BLOCKS: usize = 256;
+        let mut rng = SplitMix64(0xc055_0001);
+        let lanes = random_lanes(&mut rng, BLOCKS);
+        let idle = vec![0u8; 64 * BLOCKS];
+        println!(
+            "{name} crossover on {}, {BLOCKS} blocks per lane, \
+             ns per busy lane-block, median of {ROUNDS} rounds (best):",
+            cpu_name()
+        );
+        println!("  k |       x16       |       x2        |       x1        | best");
+        for k in 1..=16 {
+            // Idle lanes still run in the sixteen-lane call: give them
+            // blocks (the batch layer parks them on a dummy block).
+            let data: [&[u8]; 16] =
+                core::array::from_fn(|i| if i < k { &lanes[i][..] } else { &idle[..] });
+            let (mut a, mut b, mut c) = ([initial; 16], [initial; 16], [initial; 16]);
+            let m = alternate(&mut [
+                &mut || x16(std::hint::black_box(&mut a), &data, BLOCKS),
+                &mut || {
+                    for p in 0..k / 2 {
+                        let mut pair = [b[2 * p], b[2 * p + 1]];
+                        x2(
+                            std::hint::black_box(&mut pair),
+                            &[data[2 * p], data[2 * p + 1]],
+                            BLOCKS,
+                        );
+                        [b[2 * p], b[2 * p + 1]] = pair;
+                    }
+                    if k % 2 == 1 {
+                        one(&mut b[k - 1], &data[k - 1].as_chunks().0[..BLOCKS]);
+                    }
+                },
+                &mut || {
+                    for i in 0..k {
+                        one(
+                            std::hint::black_box(&mut c[i]),
+                            &data[i].as_chunks().0[..BLOCKS],
+                        );
+                    }
+                },
+            ]);
+            assert_eq!(a[..k], b[..k], "x16 and x2 disagree, k = {k}");
+            assert_eq!(a[..k], c[..k], "x16 and x1 disagree, k = {k}");
+            let per = |t: f64| t / (k * BLOCKS) as f64 * 1e9;
+            let (t16, t2, t1) = (per(m[0].median), per(m[1].median), per(m[2].median));
+            let (b16, b2, b1) = (per(m[0].least), per(m[1].least), per(m[2].least));
+            let best = if t16 <= t2.min(t1) {
+                "x16"
+            } else if t2 <= t1 {
+                "x2"
+            } else {
+                "x1"
+            };
+            println!(
+                "{k:3} | {t16:7.1} ({b16:5.1}) | {t2:7.1} ({b2:5.1}) | {t1:7.1} ({b1:5.1}) | {best}"
+            );
+        }
+    }
+
+    #[test]
+    fn crossover_table() {
+        let what = "sha_ni_x2 crossover against sha*_x16";
+        let (Some(v), Some(t), Some(ni)) = (token(what), shani(what), sha_ni(what)) else {
+            return;
+        };
+        crossover::<5>(
+            "SHA-1",
+            |s, d, n| super::super::sha1_x16::compress_x16(v, s, d, n),
+            |s, d, n| sha1_x2(t, s, d, n),
+            |s, b| Compress::<Sha1>::compress(&ni, s, b),
+            <Sha1 as HashFunction>::INITIAL_STATE,
+        );
+        crossover::<8>(
+            "SHA-256",
+            |s, d, n| super::super::sha256_x16::compress_x16(v, s, d, n),
+            |s, d, n| sha256_x2(t, s, d, n),
+            |s, b| Compress::<Sha256>::compress(&ni, s, b),
+            <Sha256 as HashFunction>::INITIAL_STATE,
+        );
+    }
+}
