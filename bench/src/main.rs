@@ -19,6 +19,7 @@ mod machine;
 mod markdown;
 mod measure;
 mod multi;
+mod multi_reference;
 mod output;
 mod plot;
 mod reference;
@@ -160,7 +161,7 @@ fn multi_sides(
         Box::new(multi::Ours::new(shape, backend, false)?),
     ];
     if let Some(reference) = args.compare {
-        sides.push(multi::reference_side(reference, shape)?);
+        sides.push(multi_reference::side(reference, shape)?);
     }
     Ok(sides)
 }

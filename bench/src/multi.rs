@@ -348,14 +348,3 @@ pub fn json_line(
         .collect();
     format!("{{{}}}", body.join(","))
 }
-
-/// The `--compare` reference's side.
-pub fn reference_side(
-    reference: crate::args::CompareWith,
-    shape: Shape,
-) -> Result<Box<dyn Side>, Failure> {
-    let _ = shape;
-    Err(Failure::Check(format!(
-        "no multi-record reference for {reference:?} in this build"
-    )))
-}

@@ -266,91 +266,149 @@ mod lanes {
 
     // ---- HMAC across lanes ----
 
+    /// A hash the lane kernels run, sixteen lanes at a time.
+    trait LaneHash: HashFunction + Sized {
+        /// The fewest busy lanes for which the lane kernel beats one
+        /// stream per lane (measured on Intel family 6 model 0xCF; idle
+        /// lanes cost as much as busy ones).
+        const MIN_BUSY: usize;
+
+        /// Compresses `blocks` blocks of every lane; lanes at `used` and
+        /// above may be left alone.
+        fn compress16(
+            t: Vaes512,
+            states: &mut [Self::State; 16],
+            data: &[&[u8]; 16],
+            blocks: usize,
+            used: usize,
+        );
+
+        /// The HMAC states of `s`, which are of this hash.
+        fn states(s: &AnyStates) -> Option<&HmacStates<Self>>;
+    }
+
+    impl LaneHash for Sha1 {
+        const MIN_BUSY: usize = 5;
+
+        fn compress16(t: Vaes512, s: &mut [[u32; 5]; 16], d: &[&[u8]; 16], n: usize, _: usize) {
+            sha1_x16::compress_x16(t, s, d, n);
+        }
+
+        fn states(s: &AnyStates) -> Option<&HmacStates<Self>> {
+            match s {
+                AnyStates::Sha1(s) => Some(s),
+                _ => None,
+            }
+        }
+    }
+
+    impl LaneHash for Sha256 {
+        const MIN_BUSY: usize = 9;
+
+        fn compress16(t: Vaes512, s: &mut [[u32; 8]; 16], d: &[&[u8]; 16], n: usize, _: usize) {
+            sha256_x16::compress_x16(t, s, d, n);
+        }
+
+        fn states(s: &AnyStates) -> Option<&HmacStates<Self>> {
+            match s {
+                AnyStates::Sha256(s) => Some(s),
+                _ => None,
+            }
+        }
+    }
+
+    impl LaneHash for Sha384 {
+        const MIN_BUSY: usize = 3;
+
+        /// Two eight-lane calls, the second only when lanes 8.. are used.
+        fn compress16(t: Vaes512, s: &mut [[u64; 8]; 16], d: &[&[u8]; 16], n: usize, used: usize) {
+            let (s0, s1) = s.split_at_mut(8);
+            let (d0, d1) = d.split_at(8);
+            let (s0, d0): (&mut [[u64; 8]; 8], &[&[u8]; 8]) =
+                (s0.try_into().expect("8"), d0.try_into().expect("8"));
+            sha512_x8::compress_x8(t, s0, d0, n);
+            if used > 8 {
+                let (s1, d1): (&mut [[u64; 8]; 8], &[&[u8]; 8]) =
+                    (s1.try_into().expect("8"), d1.try_into().expect("8"));
+                sha512_x8::compress_x8(t, s1, d1, n);
+            }
+        }
+
+        fn states(s: &AnyStates) -> Option<&HmacStates<Self>> {
+            match s {
+                AnyStates::Sha384(s) => Some(s),
+                _ => None,
+            }
+        }
+    }
+
     fn hash_all(t: Vaes512, window: &mut Window<'_>) {
         let Some(first) = window.iter().flatten().next() else {
             return;
         };
         let compressor = *first.mac.compressor();
         match first.mac.states() {
-            AnyStates::Sha1(_) => with_compressor!(compressor, |c| hash_window::<Sha1, 16>(
-                window,
-                c,
-                |s| match s {
-                    AnyStates::Sha1(s) => s,
-                    _ => unreachable!("one kind per window"),
-                },
-                |st, d, n| sha1_x16::compress_x16(t, st, d, n),
-            )),
-            AnyStates::Sha256(_) => with_compressor!(compressor, |c| hash_window::<Sha256, 16>(
-                window,
-                c,
-                |s| match s {
-                    AnyStates::Sha256(s) => s,
-                    _ => unreachable!("one kind per window"),
-                },
-                |st, d, n| sha256_x16::compress_x16(t, st, d, n),
-            )),
-            AnyStates::Sha384(_) => with_compressor!(compressor, |c| hash_window::<Sha384, 8>(
-                window,
-                c,
-                |s| match s {
-                    AnyStates::Sha384(s) => s,
-                    _ => unreachable!("one kind per window"),
-                },
-                |st, d, n| sha512_x8::compress_x8(t, st, d, n),
-            )),
+            AnyStates::Sha1(_) => {
+                with_compressor!(compressor, |c| hash_window::<Sha1>(t, window, c))
+            }
+            AnyStates::Sha256(_) => {
+                with_compressor!(compressor, |c| hash_window::<Sha256>(t, window, c))
+            }
+            AnyStates::Sha384(_) => {
+                with_compressor!(compressor, |c| hash_window::<Sha384>(t, window, c))
+            }
         }
     }
 
-    /// The message one job hashes after the key block: the 13-byte prefix,
-    /// then `data`; the tag goes to `out`.
-    struct HashJob<'a, H: HashFunction> {
-        states: &'a HmacStates<H>,
-        prefix: [u8; 13],
-        data: &'a [u8],
-        out: &'a mut [u8],
-    }
-
-    fn hash_window<H: HashFunction, const L: usize>(
-        window: &mut Window<'_>,
-        single: &impl Compress<H>,
-        states: impl Fn(&AnyStates) -> &HmacStates<H>,
-        kernel: impl Fn(&mut [H::State; L], &[&[u8]; L], usize),
-    ) {
+    fn hash_window<H: LaneHash>(t: Vaes512, window: &mut Window<'_>, single: &impl Compress<H>) {
         let mut jobs: [Option<HashJob<'_, H>>; WINDOW] = Default::default();
         for (slot, job) in jobs.iter_mut().zip(window.iter_mut()) {
             let Some(job) = job else { continue };
             let m = job.mac.output_len();
-            let s = states(job.mac.states());
-            *slot = Some(match job.order {
+            let s = H::states(job.mac.states()).expect("one kind per window");
+            let (data, tag) = match job.order {
                 Order::HashThenCipher => {
                     let (data, rest) = job.buf.split_at_mut(job.plaintext_len);
-                    HashJob {
-                        states: s,
-                        prefix: job.header,
-                        data,
-                        out: &mut rest[..m],
-                    }
+                    (&*data, &mut rest[..m])
                 }
                 Order::CipherThenHash => {
                     let end = job.buf.len() - m;
-                    let (data, out) = job.buf.split_at_mut(end);
-                    HashJob {
-                        states: s,
-                        prefix: job.header,
-                        data,
-                        out,
-                    }
+                    let (data, tag) = job.buf.split_at_mut(end);
+                    (&*data, tag)
                 }
+            };
+            *slot = Some(HashJob {
+                states: s,
+                prefix: job.header,
+                data,
+                tag,
             });
         }
+        hash_jobs(t, &mut jobs, single);
+    }
+
+    /// The message one job hashes after the HMAC key block: the 13-byte
+    /// prefix, then `data`; the HMAC goes to `tag`.
+    struct HashJob<'a, H: HashFunction> {
+        states: &'a HmacStates<H>,
+        prefix: [u8; 13],
+        data: &'a [u8],
+        tag: &'a mut [u8],
+    }
+
+    /// Runs every job's hash, sixteen lanes at a time.
+    fn hash_jobs<H: LaneHash>(
+        t: Vaes512,
+        jobs: &mut [Option<HashJob<'_, H>>],
+        single: &impl Compress<H>,
+    ) {
         let mut queue = jobs.iter_mut().flatten().peekable();
         while queue.peek().is_some() {
-            let mut group: [Option<&mut HashJob<'_, H>>; L] = core::array::from_fn(|_| None);
+            let mut group: [Option<&mut HashJob<'_, H>>; 16] = Default::default();
             for slot in group.iter_mut() {
                 *slot = queue.next();
             }
-            hash_group::<H, L>(&mut group, single, &kernel);
+            hash_group(t, &mut group, single);
         }
     }
 
@@ -370,7 +428,8 @@ mod lanes {
     /// One lane: its scratch blocks and where it is.
     struct Lane<'a, H: HashFunction> {
         head: H::Block,
-        /// Up to two blocks of the longest hash.
+        /// The bytes after the whole blocks, with the padding (up to two
+        /// blocks of the longest hash).
         tail: [u8; 256],
         tail_blocks: usize,
         outer: H::Block,
@@ -396,13 +455,11 @@ mod lanes {
                 let full = msg_len / b;
                 let middle = b - 13;
                 let rest = middle + (full - 1) * b;
-                let t = &mut tail[..];
-                t[..data.len() - rest].copy_from_slice(&data[rest..]);
+                tail[..data.len() - rest].copy_from_slice(&data[rest..]);
                 (Segment::Head, middle, full - 1, data.len() - rest)
             } else {
-                let t = &mut tail[..];
-                t[..13].copy_from_slice(prefix);
-                t[13..msg_len].copy_from_slice(data);
+                tail[..13].copy_from_slice(prefix);
+                tail[13..msg_len].copy_from_slice(data);
                 (Segment::Tail, 0, 0, msg_len)
             };
             let tail_blocks = if rest_len + 1 + H::LENGTH_FIELD_LEN > b {
@@ -426,6 +483,10 @@ mod lanes {
                 segment,
                 at: 0,
             }
+        }
+
+        fn busy(&self) -> bool {
+            self.segment != Segment::Done
         }
 
         /// Blocks left in the current segment.
@@ -457,15 +518,9 @@ mod lanes {
         /// Records `n` hashed blocks; on finishing a segment moves on,
         /// switching `state` to the outer hash after the inner one and
         /// writing the tag after that.
-        fn advance(
-            &mut self,
-            n: usize,
-            state: &mut H::State,
-            states: &HmacStates<H>,
-            out: &mut [u8],
-        ) {
+        fn advance(&mut self, n: usize, state: &mut H::State, job: &mut HashJob<'_, H>) {
             self.at += n;
-            while self.segment != Segment::Done && self.left() == 0 {
+            while self.busy() && self.left() == 0 {
                 self.at = 0;
                 self.segment = match self.segment {
                     Segment::Head => Segment::Middle,
@@ -477,11 +532,11 @@ mod lanes {
                         let bits = ((H::BLOCK_LEN + H::OUTPUT_LEN) as u64) * 8;
                         let end = o.len();
                         o[end - 8..].copy_from_slice(&bits.to_be_bytes());
-                        *state = states.outer;
+                        *state = job.states.outer;
                         Segment::Outer
                     }
                     Segment::Outer => {
-                        H::write_output(state, out);
+                        H::write_output(state, job.tag);
                         Segment::Done
                     }
                     Segment::Done => Segment::Done,
@@ -490,73 +545,61 @@ mod lanes {
         }
     }
 
-    /// Lanes still hashing below which the single-stream compressor takes
-    /// over (sixteen-lane rounds cost the same however few lanes are busy).
-    fn few_lanes<const L: usize>() -> usize {
-        L / 4
-    }
-
-    fn hash_group<H: HashFunction, const L: usize>(
-        group: &mut [Option<&mut HashJob<'_, H>>; L],
+    fn hash_group<H: LaneHash>(
+        t: Vaes512,
+        group: &mut [Option<&mut HashJob<'_, H>>; 16],
         single: &impl Compress<H>,
-        kernel: &impl Fn(&mut [H::State; L], &[&[u8]; L], usize),
     ) {
-        let mut state = [H::ZERO_STATE; L];
-        let mut lanes: [Option<Lane<'_, H>>; L] = core::array::from_fn(|_| None);
+        let mut state = [H::ZERO_STATE; 16];
+        let mut lanes: [Option<Lane<'_, H>>; 16] = core::array::from_fn(|_| None);
         for ((lane, st), job) in lanes.iter_mut().zip(&mut state).zip(group.iter()) {
             if let Some(job) = job {
                 *st = job.states.inner;
                 *lane = Some(Lane::new(&job.prefix, job.data));
             }
         }
-        let busy = |lanes: &[Option<Lane<'_, H>>; L]| {
-            lanes
+        loop {
+            let busy = lanes.iter().flatten().filter(|l| l.busy());
+            let (count, step) = busy.fold((0, usize::MAX), |(n, s), l| (n + 1, s.min(l.left())));
+            if count < H::MIN_BUSY.max(2) {
+                break;
+            }
+            let used = lanes
                 .iter()
-                .flatten()
-                .filter(|l| l.segment != Segment::Done)
-                .count()
-        };
-        while busy(&lanes) > few_lanes::<L>() {
-            let step = lanes
-                .iter()
-                .flatten()
-                .filter(|l| l.segment != Segment::Done)
-                .map(Lane::left)
-                .min()
-                .unwrap_or(0);
+                .rposition(|l| l.as_ref().is_some_and(Lane::busy))
+                .map_or(0, |i| i + 1);
             {
-                let mut inputs: [&[u8]; L] = [&[]; L];
                 // Idle lanes hash a busy lane's input, into a state that
                 // is thrown away.
                 let filler = lanes
                     .iter()
                     .flatten()
-                    .find(|l| l.segment != Segment::Done)
+                    .find(|l| l.busy())
                     .map_or(&[][..], Lane::input);
+                let mut inputs: [&[u8]; 16] = [filler; 16];
                 for (input, lane) in inputs.iter_mut().zip(&lanes) {
-                    *input = match lane {
-                        Some(l) if l.segment != Segment::Done => l.input(),
-                        _ => filler,
-                    };
+                    if let Some(l) = lane.as_ref().filter(|l| l.busy()) {
+                        *input = l.input();
+                    }
                 }
-                kernel(&mut state, &inputs, step);
+                H::compress16(t, &mut state, &inputs, step, used);
             }
             for ((lane, st), job) in lanes.iter_mut().zip(&mut state).zip(group.iter_mut()) {
                 if let (Some(lane), Some(job)) = (lane, job)
-                    && lane.segment != Segment::Done
+                    && lane.busy()
                 {
-                    lane.advance(step, st, job.states, job.out);
+                    lane.advance(step, st, job);
                 }
             }
         }
         // The few left, one stream each.
         for ((lane, st), job) in lanes.iter_mut().zip(&mut state).zip(group.iter_mut()) {
             if let (Some(lane), Some(job)) = (lane, job) {
-                while lane.segment != Segment::Done {
+                while lane.busy() {
                     let n = lane.left();
                     let (blocks, _) = H::split_blocks(lane.input());
                     single.compress(st, &blocks[..n]);
-                    lane.advance(n, st, job.states, job.out);
+                    lane.advance(n, st, job);
                 }
             }
         }

@@ -1,0 +1,316 @@
+//! The references of the multi-record section: OpenSSL's multi-block seal
+//! (`--compare openssl`, the `openssl` feature) and intel-ipsec-mb's job
+//! manager (`--compare ipsec-mb`, the `ipsec-mb` feature). Without their
+//! feature, asking for one is an error that says how to build it.
+
+use crate::args::CompareWith;
+use crate::multi::{Shape, Side};
+use crate::workload::Failure;
+
+/// The `--compare` reference's side for `shape`.
+pub fn side(reference: CompareWith, shape: Shape) -> Result<Box<dyn Side>, Failure> {
+    match reference {
+        CompareWith::Openssl => openssl_side(shape),
+        CompareWith::IpsecMb => ipsec_mb_side(shape),
+    }
+}
+
+#[cfg(feature = "openssl")]
+fn openssl_side(shape: Shape) -> Result<Box<dyn Side>, Failure> {
+    Ok(Box::new(with_openssl::MultiBlock::new(shape)?))
+}
+
+#[cfg(not(feature = "openssl"))]
+fn openssl_side(_: Shape) -> Result<Box<dyn Side>, Failure> {
+    Err(Failure::OpenSsl(crate::reference::HOW_TO_ENABLE.into()))
+}
+
+#[cfg(feature = "ipsec-mb")]
+fn ipsec_mb_side(shape: Shape) -> Result<Box<dyn Side>, Failure> {
+    Ok(Box::new(with_ipsec_mb::Jobs::new(shape)?))
+}
+
+#[cfg(not(feature = "ipsec-mb"))]
+fn ipsec_mb_side(_: Shape) -> Result<Box<dyn Side>, Failure> {
+    Err(Failure::Check(
+        "--compare ipsec-mb needs the `ipsec-mb` feature of cbc-hmac-bench, which links \
+         Debian's libipsec-mb-dev: cargo run --release -p cbc-hmac-bench --features ipsec-mb \
+         -- --records 16 --compare ipsec-mb"
+            .into(),
+    ))
+}
+
+#[cfg(feature = "openssl")]
+mod with_openssl {
+    use cbc_hmac::MacAlgorithm;
+    use openssl_ref::{Digest, MultiBlockSealer, RECORD_HEADER_LEN, split_records};
+
+    use crate::multi::{Shape, Side, keys, opens_to, plaintext};
+    use crate::workload::Failure;
+
+    fn failure(e: openssl_ref::Error) -> Failure {
+        Failure::OpenSsl(e.to_string())
+    }
+
+    /// OpenSSL's stitched cipher sealing one connection's records 8 (or 4)
+    /// per call with `EVP_CTRL_TLS1_1_MULTIBLOCK_ENCRYPT`.
+    pub struct MultiBlock {
+        shape: Shape,
+        sealer: MultiBlockSealer,
+        interleave: usize,
+        write: Vec<u8>,
+        out: Vec<u8>,
+        seq: u64,
+    }
+
+    impl MultiBlock {
+        pub fn new(shape: Shape) -> Result<Self, Failure> {
+            let unsupported = |why: &str| Err(Failure::OpenSsl(format!("multi-block: {why}")));
+            if shape.connections != 1 {
+                return unsupported("one connection per call only (use --connections 1)");
+            }
+            let interleave = if shape.records % 8 == 0 {
+                8
+            } else if shape.records % 4 == 0 {
+                4
+            } else {
+                return unsupported("4 or 8 records per call: --records must be a multiple of 4");
+            };
+            let digest = match shape.combination.mac() {
+                MacAlgorithm::HmacSha1 => Digest::Sha1,
+                MacAlgorithm::HmacSha256 => Digest::Sha256,
+                MacAlgorithm::HmacSha384 => {
+                    return unsupported("OpenSSL has no stitched AES-CBC-HMAC-SHA384");
+                }
+            };
+            let len = interleave * shape.payload;
+            let (frag, last) = MultiBlockSealer::record_lens(len, interleave).map_err(failure)?;
+            if frag != shape.payload || last != shape.payload {
+                return unsupported(&format!(
+                    "OpenSSL cuts a {len}-byte write into records of {frag} and {last} bytes, \
+                     not {} (writes of 4 KiB to 128 KiB)",
+                    shape.payload
+                ));
+            }
+            let (enc, mac) = keys(shape.combination, 0);
+            let sealer = MultiBlockSealer::new(digest, &enc, &mac).map_err(failure)?;
+            let out = vec![0u8; sealer.sealed_len(len, interleave).map_err(failure)?];
+            let mut m = MultiBlock {
+                shape,
+                sealer,
+                interleave,
+                write: vec![0u8; len],
+                out,
+                seq: 0,
+            };
+            m.fill(0);
+            Ok(m)
+        }
+
+        /// The plaintext of the call starting at record `first`.
+        fn fill(&mut self, first: usize) {
+            for (i, chunk) in self.write.chunks_mut(self.shape.payload).enumerate() {
+                chunk.copy_from_slice(&plaintext(&self.shape, first + i));
+            }
+        }
+    }
+
+    impl Side for MultiBlock {
+        fn name(&self) -> &'static str {
+            "OpenSSL multi-block"
+        }
+
+        fn key(&self) -> &'static str {
+            "openssl_"
+        }
+
+        fn seal_all(&mut self) -> Result<(), Failure> {
+            for _ in 0..self.shape.records / self.interleave {
+                let seq = self.seq;
+                self.seq += self.interleave as u64;
+                let write = &self.write;
+                let out = &mut self.out;
+                self.sealer
+                    .seal(seq, [3, 3], write, self.interleave, out)
+                    .map_err(failure)?;
+            }
+            Ok(())
+        }
+
+        fn check(&mut self) -> Result<(), Failure> {
+            let shape = self.shape;
+            for call in 0..shape.records / self.interleave {
+                let first = call * self.interleave;
+                self.fill(first);
+                let seq = self.seq;
+                self.seq += self.interleave as u64;
+                let n = self
+                    .sealer
+                    .seal(seq, [3, 3], &self.write, self.interleave, &mut self.out)
+                    .map_err(failure)?;
+                let records = split_records(&self.out[..n])
+                    .ok_or_else(|| Failure::Check("OpenSSL's output is not TLS records".into()))?;
+                if records.len() != self.interleave {
+                    return Err(Failure::Check(format!(
+                        "OpenSSL wrote {} records, not {}",
+                        records.len(),
+                        self.interleave
+                    )));
+                }
+                for (i, (_, fragment)) in records.into_iter().enumerate() {
+                    let mut fragment = fragment.to_vec();
+                    debug_assert!(RECORD_HEADER_LEN == 5);
+                    opens_to(&shape, first + i, seq + i as u64, &mut fragment)?;
+                }
+            }
+            Ok(())
+        }
+    }
+}
+
+#[cfg(feature = "ipsec-mb")]
+mod with_ipsec_mb {
+    use cbc_hmac::MacAlgorithm;
+    use ipsec_mb_ref::{AesKey, CbcHmacJob, Hash, HmacKey, Manager, Order};
+
+    use crate::multi::{Shape, Side, keys, opens_to, plaintext};
+    use crate::workload::{CONTENT_TYPE, Failure};
+
+    fn failure(e: ipsec_mb_ref::Error) -> Failure {
+        Failure::Check(format!("intel-ipsec-mb: {e}"))
+    }
+
+    /// The 13-byte TLS MAC header, which intel-ipsec-mb hashes as data.
+    fn header(seq: u64, len: usize) -> [u8; 13] {
+        let mut h = [0u8; 13];
+        h[..8].copy_from_slice(&seq.to_be_bytes());
+        h[8] = CONTENT_TYPE;
+        h[9..11].copy_from_slice(&[3, 3]);
+        h[11..].copy_from_slice(&(len as u16).to_be_bytes());
+        h
+    }
+
+    /// The same records as hash-then-cipher jobs: each buffer is
+    /// `header || plaintext || tag || padding`, laid out once; a job
+    /// hashes `header || plaintext`, writes the tag after it and encrypts
+    /// from the plaintext on. No IV generation, no padding, no header
+    /// building in the timed work.
+    pub struct Jobs {
+        shape: Shape,
+        manager: Manager,
+        aes: Vec<AesKey>,
+        hmac: Vec<HmacKey>,
+        bufs: Vec<Vec<u8>>,
+        tag_len: usize,
+    }
+
+    impl Jobs {
+        pub fn new(shape: Shape) -> Result<Self, Failure> {
+            let mut manager = Manager::new().map_err(failure)?;
+            let hash = match shape.combination.mac() {
+                MacAlgorithm::HmacSha1 => Hash::Sha1,
+                MacAlgorithm::HmacSha256 => Hash::Sha256,
+                MacAlgorithm::HmacSha384 => Hash::Sha384,
+            };
+            let mut aes = Vec::new();
+            let mut hmac = Vec::new();
+            for conn in 0..shape.connections {
+                let (enc, mac) = keys(shape.combination, conn);
+                aes.push(AesKey::new(&mut manager, &enc).map_err(failure)?);
+                hmac.push(HmacKey::new(&mut manager, hash, &mac).map_err(failure)?);
+            }
+            let tag_len = shape.combination.mac().output_len();
+            let body = (shape.payload + tag_len + 1).next_multiple_of(16);
+            let mut jobs = Jobs {
+                shape,
+                manager,
+                aes,
+                hmac,
+                bufs: vec![vec![0u8; 13 + body]; shape.records],
+                tag_len,
+            };
+            jobs.fill(0);
+            Ok(jobs)
+        }
+
+        /// Headers for records from sequence value `seq`, plaintexts and
+        /// TLS padding.
+        fn fill(&mut self, seq: u64) {
+            let p = self.shape.payload;
+            let k = self.shape.connections;
+            for (r, buf) in self.bufs.iter_mut().enumerate() {
+                buf[..13].copy_from_slice(&header(seq + (r / k) as u64, p));
+                buf[13..13 + p].copy_from_slice(&plaintext(&self.shape, r));
+                let pad_start = 13 + p + self.tag_len;
+                let pad = (buf.len() - pad_start - 1) as u8;
+                buf[pad_start..].fill(pad);
+            }
+        }
+
+        fn iv(r: usize) -> [u8; 16] {
+            [r as u8 ^ 0xa5; 16]
+        }
+
+        fn run(&mut self) -> Result<(), Failure> {
+            let p = self.shape.payload;
+            let k = self.shape.connections;
+            let mut jobs: Vec<CbcHmacJob<'_>> = self
+                .bufs
+                .iter_mut()
+                .enumerate()
+                .map(|(r, buf)| {
+                    let total = buf.len();
+                    CbcHmacJob::new(
+                        &self.aes[r % k],
+                        &self.hmac[r % k],
+                        Self::iv(r),
+                        buf,
+                        13..total,
+                        0..13 + p,
+                        Order::HashThenCipher,
+                    )
+                    .with_tag_at(13 + p)
+                })
+                .collect();
+            self.manager.cbc_hmac_batch(&mut jobs).map_err(failure)?;
+            for job in &jobs {
+                job.result.clone().map_err(failure)?;
+            }
+            Ok(())
+        }
+    }
+
+    impl Side for Jobs {
+        fn name(&self) -> &'static str {
+            "intel-ipsec-mb"
+        }
+
+        fn key(&self) -> &'static str {
+            "ipsec_mb_"
+        }
+
+        fn seal_all(&mut self) -> Result<(), Failure> {
+            self.run()
+        }
+
+        /// Every job's output, with its IV in front, is a TLS 1.2 record
+        /// that our opener opens.
+        fn check(&mut self) -> Result<(), Failure> {
+            let seq = 77;
+            self.fill(seq);
+            self.run()?;
+            let shape = self.shape;
+            for (r, buf) in self.bufs.iter().enumerate() {
+                let mut fragment = Self::iv(r).to_vec();
+                fragment.extend_from_slice(&buf[13..]);
+                opens_to(
+                    &shape,
+                    r,
+                    seq + (r / shape.connections) as u64,
+                    &mut fragment,
+                )?;
+            }
+            Ok(())
+        }
+    }
+}
