@@ -48,6 +48,9 @@ mod composed;
 mod error;
 mod ffi;
 mod hmac;
+mod multiblock;
+#[cfg(test)]
+mod multiblock_tests;
 mod stitched;
 #[cfg(test)]
 mod tests;
@@ -56,6 +59,7 @@ pub use aes::{EvpAesCbc, aes_cbc_decrypt, aes_cbc_encrypt};
 pub use composed::ComposedTls;
 pub use error::{Error, Result};
 pub use hmac::{Digest, Hmac, Tag, hmac};
+pub use multiblock::{MULTIBLOCK_CONTENT_TYPE, MultiBlockSealer, RECORD_HEADER_LEN, split_records};
 pub use stitched::StitchedTlsCipher;
 
 use std::fmt;
