@@ -43,6 +43,24 @@ pub const RECORD_HEADER_LEN: usize = 5;
 /// OpenSSL's multi-block seal on one of its stitched ciphers
 /// (`AES-{128,256}-CBC-HMAC-SHA{1,256}`), keyed once: TLS 1.1 and 1.2,
 /// MAC-then-encrypt, 4 or 8 records per call.
+///
+/// ```
+/// use openssl_ref::{Digest, MultiBlockSealer, TLS1_2, split_records};
+///
+/// let mut s = match MultiBlockSealer::new(Digest::Sha1, &[1; 16], &[2; 20]) {
+///     Ok(s) => s,
+///     // No multi-block code in this OpenSSL on this CPU.
+///     Err(openssl_ref::Error::Unavailable(_)) => return Ok(()),
+///     Err(e) => return Err(e),
+/// };
+/// let write = vec![0x61; 4 * 16384];
+/// let mut out = vec![0; s.sealed_len(write.len(), 4)?];
+/// let n = s.seal(7, TLS1_2, &write, 4, &mut out)?;
+/// let records = split_records(&out[..n]).unwrap();
+/// assert_eq!(records.len(), 4); // sequence numbers 7, 8, 9, 10
+/// assert_eq!(records[0].0, [23, 3, 3, 0x40, 0x30]); // IV + 16384 + MAC + padding
+/// # Ok::<(), openssl_ref::Error>(())
+/// ```
 pub struct MultiBlockSealer {
     name: &'static str,
     ctx: CipherCtx,
