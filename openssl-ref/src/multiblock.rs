@@ -80,9 +80,10 @@ impl MultiBlockSealer {
     }
 
     /// Keys the stitched cipher for `digest` and the AES key length
-    /// (16 or 32 bytes) for sealing, then the MAC key. Fails with
-    /// [`Error::Unavailable`] (naming why) where this OpenSSL on this CPU
-    /// has no such cipher, or has it without the multi-block code, or
+    /// (16 or 32 bytes) for sealing, then the MAC key, and seals one small
+    /// write to see that OpenSSL accepts the multi-block controls. Fails
+    /// with [`Error::Unavailable`] (naming why) where this OpenSSL on this
+    /// CPU has no such cipher, or has it without the multi-block code, or
     /// refuses the multi-block controls; with [`Error::InvalidInput`] for a
     /// key length or digest no stitched cipher has.
     pub fn new(digest: Digest, enc_key: &[u8], mac_key: &[u8]) -> Result<Self> {
@@ -113,6 +114,20 @@ impl MultiBlockSealer {
             return Err(Error::Unavailable(
                 "EVP_CTRL_TLS1_1_MULTIBLOCK_MAX_BUFSIZE (multi-block refused)",
             ));
+        }
+        // The AAD control is where OpenSSL says no (for example to a CPU its
+        // lane code does not run on): one small write, thrown away.
+        let mut probe = vec![0u8; 4 * max as usize];
+        let header = tls_mac_header(0, MULTIBLOCK_CONTENT_TYPE, TLS1_2, 0);
+        match ctx.multiblock_seal(&header, &[0; MULTIBLOCK_MIN_LEN], 4, &mut probe) {
+            Ok(_) => {}
+            Err(Error::OpenSsl { .. }) => {
+                crate::ffi::clear_errors();
+                return Err(Error::Unavailable(
+                    "EVP_CTRL_TLS1_1_MULTIBLOCK_AAD/_ENCRYPT (multi-block refused)",
+                ));
+            }
+            Err(e) => return Err(e),
         }
         Ok(MultiBlockSealer {
             name: c_name.to_str().unwrap_or(""),
