@@ -17,20 +17,8 @@
 //! The library does only what a job names: it encrypts the cipher region
 //! and MACs the hash region. It knows nothing of TLS: no record header, no
 //! sequence number, no padding, no explicit IV; the caller lays those out.
-//!
-//! ```
-//! use ipsec_mb_ref::{AesKey, CbcHmacJob, Hash, HmacKey, Manager, Order};
-//!
-//! let mut mgr = Manager::new()?;
-//! let aes = AesKey::new(&mut mgr, &[1; 16])?;
-//! let mac = HmacKey::new(&mut mgr, Hash::Sha256, &[2; 32])?;
-//! let mut packet = [7u8; 16 + 64];
-//! // Encrypt-then-MAC: encrypt bytes 16.., then MAC the IV and ciphertext.
-//! let mut jobs = [CbcHmacJob::new(&aes, &mac, [3; 16], &mut packet, 16..80, 0..80, Order::CipherThenHash)];
-//! mgr.cbc_hmac_batch(&mut jobs)?;
-//! assert_eq!(jobs[0].tag().len(), 32);
-//! # Ok::<(), ipsec_mb_ref::Error>(())
-//! ```
+//! (See [`Manager`] for an example; without the `ffi` feature the crate is
+//! empty.)
 #![cfg(feature = "ffi")]
 
 mod error;
@@ -109,6 +97,20 @@ pub fn version() -> &'static str {
 /// One intel-ipsec-mb multi-buffer manager (`IMB_MGR`): owns the lanes
 /// and the job queue. Every [`Manager::cbc_hmac_batch`] call leaves it
 /// empty (all jobs flushed).
+///
+/// ```
+/// use ipsec_mb_ref::{AesKey, CbcHmacJob, Hash, HmacKey, Manager, Order};
+///
+/// let mut mgr = Manager::new()?;
+/// let aes = AesKey::new(&mut mgr, &[1; 16])?;
+/// let mac = HmacKey::new(&mut mgr, Hash::Sha256, &[2; 32])?;
+/// let mut packet = [7u8; 16 + 64];
+/// // Encrypt-then-MAC: encrypt bytes 16.., then MAC the IV and ciphertext.
+/// let mut jobs = [CbcHmacJob::new(&aes, &mac, [3; 16], &mut packet, 16..80, 0..80, Order::CipherThenHash)];
+/// mgr.cbc_hmac_batch(&mut jobs)?;
+/// assert_eq!(jobs[0].tag().len(), 32);
+/// # Ok::<(), ipsec_mb_ref::Error>(())
+/// ```
 pub struct Manager {
     mgr: ffi::Mgr,
     arch: Arch,
