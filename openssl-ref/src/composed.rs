@@ -23,6 +23,25 @@ use crate::{MAX_PLAINTEXT_LEN, MacOrder, TlsParams, sealed_len, tls_mac_header};
 /// checks padding and then the MAC with early returns and variable-time
 /// comparisons (a padding oracle and Lucky Thirteen would both apply). It is
 /// for checking outputs, not for protecting traffic.
+///
+/// ```
+/// use openssl_ref::{ComposedTls, Digest, MacOrder, TLS1_2, TlsParams};
+///
+/// let params = TlsParams {
+///     enc_key: &[1; 16],
+///     mac_key: &[2; 20],
+///     digest: Digest::Sha1,
+///     version: TLS1_2,
+///     mac_order: MacOrder::MacThenEncrypt,
+///     tls10_iv: None,
+/// };
+/// let mut tls = ComposedTls::new(&params)?;
+/// let mut record = Vec::new();
+/// tls.seal(7, 23, Some(&[3; 16]), b"hello", &mut record)?;
+/// assert_eq!(record.len(), 16 + 32); // IV, then hello || MAC || padding
+/// assert_eq!(tls.open(7, 23, &mut record)?, b"hello");
+/// # Ok::<(), openssl_ref::Error>(())
+/// ```
 pub struct ComposedTls {
     aes: EvpAesCbc,
     mac: Hmac,

@@ -85,7 +85,36 @@ impl Cipher {
         clear_errors();
         NonNull::new(ptr.cast_mut()).map(|ptr| Cipher { ptr, key_len })
     }
+
+    /// `EVP_CIPHER_get_flags`: the `EVP_CIPH_FLAG_*` bits.
+    pub(crate) fn flags(&self) -> std::ffi::c_ulong {
+        // SAFETY: the pointer is one of libcrypto's static cipher tables.
+        unsafe { sys::EVP_CIPHER_get_flags(self.ptr.as_ptr()) }
+    }
 }
+
+/// `EVP_CTRL_TLS1_1_MULTIBLOCK_PARAM` from `<openssl/evp.h>`.
+#[repr(C)]
+struct MultiBlockParam {
+    out: *mut u8,
+    inp: *const u8,
+    len: usize,
+    interleave: std::ffi::c_uint,
+}
+
+/// `EVP_CTRL_TLS1_1_MULTIBLOCK_AAD` from `<openssl/evp.h>`.
+const EVP_CTRL_TLS1_1_MULTIBLOCK_AAD: c_int = 0x19;
+/// `EVP_CTRL_TLS1_1_MULTIBLOCK_ENCRYPT` from `<openssl/evp.h>`.
+const EVP_CTRL_TLS1_1_MULTIBLOCK_ENCRYPT: c_int = 0x1a;
+/// `EVP_CTRL_TLS1_1_MULTIBLOCK_MAX_BUFSIZE` from `<openssl/evp.h>`.
+const EVP_CTRL_TLS1_1_MULTIBLOCK_MAX_BUFSIZE: c_int = 0x1c;
+
+/// The shortest write the multi-block code is given here: OpenSSL's own
+/// floor for a write whose length it reads from the header (shorter
+/// records would underflow its per-record block counts).
+pub(crate) const MULTIBLOCK_MIN_LEN: usize = 4096;
+/// The longest: 8 records of 2^14 bytes.
+pub(crate) const MULTIBLOCK_MAX_LEN: usize = 8 << 14;
 
 /// An owned `EVP_CIPHER_CTX`, keyed for one direction.
 pub(crate) struct CipherCtx {
@@ -198,6 +227,118 @@ impl CipherCtx {
                 data.as_mut_ptr().cast::<c_void>(),
             )
         }
+    }
+}
+
+impl CipherCtx {
+    /// `EVP_CTRL_TLS1_1_MULTIBLOCK_MAX_BUFSIZE` with `max_fragment`: the
+    /// room one record of at most that many plaintext bytes takes (header,
+    /// explicit IV, MAC, padding included). OpenSSL's result (<= 0:
+    /// refused).
+    pub(crate) fn multiblock_max_bufsize(&mut self, max_fragment: u16) -> c_int {
+        // SAFETY: the context is valid and keyed; this control takes an
+        // integer argument and no pointer (NULL is what libssl passes).
+        unsafe {
+            sys::EVP_CIPHER_CTX_ctrl(
+                self.ptr.as_ptr(),
+                EVP_CTRL_TLS1_1_MULTIBLOCK_MAX_BUFSIZE,
+                c_int::from(max_fragment),
+                ptr::null_mut(),
+            )
+        }
+    }
+
+    /// OpenSSL's multi-block seal as libssl drives it: `EVP_CTRL_TLS1_1_MULTIBLOCK_AAD`
+    /// with the 13-byte header `aad` (length field zero, so that OpenSSL
+    /// takes the length from the parameter) and `interleave` (4 or 8), then
+    /// `EVP_CTRL_TLS1_1_MULTIBLOCK_ENCRYPT` of `inp` into `out`. Returns the
+    /// bytes written (`interleave` records with their 5-byte headers) and
+    /// the interleave OpenSSL used.
+    ///
+    /// Refuses, before calling OpenSSL, what it does not check itself:
+    /// `inp` outside [`MULTIBLOCK_MIN_LEN`, `MULTIBLOCK_MAX_LEN`], an
+    /// interleave other than 4 or 8, and `out` shorter than the length the
+    /// AAD control announces.
+    pub(crate) fn multiblock_seal(
+        &mut self,
+        aad: &[u8; 13],
+        inp: &[u8],
+        interleave: u32,
+        out: &mut [u8],
+    ) -> Result<(usize, u32)> {
+        if !(MULTIBLOCK_MIN_LEN..=MULTIBLOCK_MAX_LEN).contains(&inp.len()) {
+            return Err(Error::InvalidInput(
+                "multi-block writes are 4096 to 131072 bytes",
+            ));
+        }
+        if interleave != 4 && interleave != 8 {
+            return Err(Error::InvalidInput("multi-block interleave is 4 or 8"));
+        }
+        if aad[11] != 0 || aad[12] != 0 {
+            return Err(Error::InvalidInput("multi-block header length must be 0"));
+        }
+        let mut param = MultiBlockParam {
+            out: ptr::null_mut(),
+            inp: aad.as_ptr(),
+            len: inp.len(),
+            interleave,
+        };
+        let arg = std::mem::size_of::<MultiBlockParam>() as c_int;
+        // SAFETY: the context is valid and keyed for encryption; `param` is
+        // a valid EVP_CTRL_TLS1_1_MULTIBLOCK_PARAM whose `inp` points to the
+        // 13 header bytes, all the AAD control reads (it takes `len` as a
+        // number and reads no input bytes); it writes only
+        // `param.interleave`.
+        let packlen = unsafe {
+            sys::EVP_CIPHER_CTX_ctrl(
+                self.ptr.as_ptr(),
+                EVP_CTRL_TLS1_1_MULTIBLOCK_AAD,
+                arg,
+                (&raw mut param).cast::<c_void>(),
+            )
+        };
+        if packlen <= 0 {
+            return Err(take_error("EVP_CTRL_TLS1_1_MULTIBLOCK_AAD"));
+        }
+        let packlen = packlen as usize;
+        if out.len() < packlen {
+            return Err(Error::InvalidInput("multi-block output buffer too small"));
+        }
+        let used = param.interleave;
+        if used != 4 && used != 8 {
+            return Err(Error::OpenSsl {
+                call: "EVP_CTRL_TLS1_1_MULTIBLOCK_AAD (unexpected interleave)",
+                code: 0,
+            });
+        }
+        param.out = out.as_mut_ptr();
+        param.inp = inp.as_ptr();
+        param.len = inp.len();
+        param.interleave = used;
+        // SAFETY: the context is valid and was just given the header and
+        // length by the AAD control. OpenSSL reads `inp.len()` bytes of
+        // `inp` (at least 4096, so every record is long enough for its
+        // block arithmetic) and writes exactly `packlen` bytes to `out`
+        // (the layout the AAD control computed for the same length and
+        // interleave), which `out` has room for (checked above).
+        let written = unsafe {
+            sys::EVP_CIPHER_CTX_ctrl(
+                self.ptr.as_ptr(),
+                EVP_CTRL_TLS1_1_MULTIBLOCK_ENCRYPT,
+                arg,
+                (&raw mut param).cast::<c_void>(),
+            )
+        };
+        if written <= 0 {
+            return Err(take_error("EVP_CTRL_TLS1_1_MULTIBLOCK_ENCRYPT"));
+        }
+        if written as usize != packlen {
+            return Err(Error::OpenSsl {
+                call: "EVP_CTRL_TLS1_1_MULTIBLOCK_ENCRYPT (length differs from the AAD's)",
+                code: 0,
+            });
+        }
+        Ok((packlen, used))
     }
 }
 

@@ -18,24 +18,8 @@
 //!   every version (TLS 1.0's chained IV carried in the object).
 //! - [`version`]: OpenSSL's version string.
 //!
-//! ```
-//! use openssl_ref::{ComposedTls, Digest, MacOrder, TLS1_2, TlsParams};
-//!
-//! let params = TlsParams {
-//!     enc_key: &[1; 16],
-//!     mac_key: &[2; 20],
-//!     digest: Digest::Sha1,
-//!     version: TLS1_2,
-//!     mac_order: MacOrder::MacThenEncrypt,
-//!     tls10_iv: None,
-//! };
-//! let mut tls = ComposedTls::new(&params)?;
-//! let mut record = Vec::new();
-//! tls.seal(7, 23, Some(&[3; 16]), b"hello", &mut record)?;
-//! assert_eq!(record.len(), 16 + 32); // IV, then hello || MAC || padding
-//! assert_eq!(tls.open(7, 23, &mut record)?, b"hello");
-//! # Ok::<(), openssl_ref::Error>(())
-//! ```
+//! (The examples are on the items: without the `ffi` feature the crate
+//! is empty.)
 //!
 //! The record code here is a *reference*: it checks padding and MAC in the
 //! obvious, variable-time way ([`ComposedTls`]) or however OpenSSL does
@@ -48,6 +32,9 @@ mod composed;
 mod error;
 mod ffi;
 mod hmac;
+mod multiblock;
+#[cfg(test)]
+mod multiblock_tests;
 mod stitched;
 #[cfg(test)]
 mod tests;
@@ -56,6 +43,7 @@ pub use aes::{EvpAesCbc, aes_cbc_decrypt, aes_cbc_encrypt};
 pub use composed::ComposedTls;
 pub use error::{Error, Result};
 pub use hmac::{Digest, Hmac, Tag, hmac};
+pub use multiblock::{MULTIBLOCK_CONTENT_TYPE, MultiBlockSealer, RECORD_HEADER_LEN, split_records};
 pub use stitched::StitchedTlsCipher;
 
 use std::fmt;
