@@ -201,10 +201,11 @@ fn scatter_ivs<const L: usize>(ivs: &mut [[u8; 16]], z: __m512i) {
 /// so the kernel always folds and the plain form stays for measuring.
 ///
 /// Three or four registers' round keys do not fit in the 32 zmm registers,
-/// so most rounds read their key from memory. Their speed then varies by
-/// up to a sixth with where the lanes lie relative to those keys (the same
-/// code, called from two places, measured 15% apart): likely 4 KiB
-/// aliasing between the lanes' stores and the key loads.
+/// so most rounds read their key from memory, reloaded from the stack
+/// copy the compiler spills. At three or four registers the same code
+/// measured up to a fifth apart depending on the call site (cause not
+/// established: stack placement of those keys against the lanes' stores,
+/// 4 KiB aliasing, is the suspect; back-to-back passes did not differ).
 ///
 /// # Safety
 /// `p[i]` must point at `16 blocks` writable bytes, for `i < 4 (R - 1) +
@@ -780,6 +781,24 @@ mod tests {
                     m[k].push(x);
                 }
             }
+            // The kernel alone, pass after pass.
+            let mut warm = Vec::new();
+            for _ in 0..ROUNDS {
+                let mut data: Vec<&mut [u8]> = buf
+                    .chunks_mut(stride)
+                    .take(lanes)
+                    .map(|l| &mut l[..LEN])
+                    .collect();
+                let start = Instant::now();
+                cbc_encrypt_x16(t, &keys, &mut ivs, &mut data, blocks);
+                warm.push(bytes / start.elapsed().as_nanos() as f64);
+            }
+            eprintln!(
+                "AES-{}-CBC encrypt, {lanes} lanes x {LEN} B (stride {stride}): x16 kernel \
+                 back to back {} GB/s (median [best] of {ROUNDS})",
+                8 * key_len,
+                median_best(&mut warm)
+            );
             let mut ratio: Vec<f64> = m[0].iter().zip(&m[1]).map(|(a, b)| a / b).collect();
             ratio.sort_by(f64::total_cmp);
             let best = |v: &[f64]| v.iter().copied().fold(0.0, f64::max);
