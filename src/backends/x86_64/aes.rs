@@ -251,17 +251,6 @@ pub(crate) fn encrypt_run<const N: usize>(
     c
 }
 
-/// CBC encryption under a bare schedule.
-pub(crate) fn encrypt_cbc_with<const N: usize>(
-    _t: AesNi,
-    s: &Schedule<N>,
-    iv: &mut [u8; 16],
-    blocks: &mut [[u8; 16]],
-) {
-    // SAFETY: the token proves the CPU has AES-NI.
-    unsafe { encrypt_cbc(s, iv, blocks) }
-}
-
 #[target_feature(enable = "aes,sse2")]
 fn encrypt_cbc<const N: usize>(s: &Schedule<N>, iv: &mut [u8; 16], blocks: &mut [[u8; 16]]) {
     let k = load_keys(s);

@@ -15,7 +15,7 @@ use super::sha::HashKernel;
 use crate::primitives::hash::Sha384;
 
 /// SHA-384/512 round constants (FIPS 180-4 4.2.3).
-static K512: [u64; 80] = [
+pub(crate) static K512: [u64; 80] = [
     0x428a2f98d728ae22,
     0x7137449123ef65cd,
     0xb5c0fbcfec4d3b2f,

@@ -270,8 +270,6 @@ pub(super) fn lane_blocks<'a>(data: &[&'a [u8]; 16], blocks: usize) -> [&'a [[u8
 /// SHA-1 compression in sixteen independent lanes: lane `i` runs `blocks`
 /// 64-byte blocks from `data[i]` (which holds at least `64 * blocks` bytes)
 /// into `states[i]`.
-// Used by the batch layer (and, for now, the tests only).
-#[cfg_attr(not(test), allow(dead_code))]
 pub(crate) fn compress_x16(
     t: Vaes512,
     states: &mut [[u32; 5]; 16],

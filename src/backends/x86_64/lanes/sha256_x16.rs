@@ -27,8 +27,6 @@ pub(super) static K: [u32; 64] = [
 /// SHA-256 compression in sixteen independent lanes: lane `i` runs `blocks`
 /// 64-byte blocks from `data[i]` (which holds at least `64 * blocks` bytes)
 /// into `states[i]`.
-// Used by the batch layer (and, for now, the tests only).
-#[cfg_attr(not(test), allow(dead_code))]
 pub(crate) fn compress_x16(
     t: Vaes512,
     states: &mut [[u32; 8]; 16],

@@ -35,7 +35,6 @@ fn stream_blocks<'a>(data: &[&'a [u8]; 2], blocks: usize) -> [&'a [[u8; 64]]; 2]
 /// SHA-1 compression of two independent streams: stream `i` runs `blocks`
 /// 64-byte blocks from `data[i]` (at least `64 * blocks` bytes) into
 /// `states[i]`.
-// Used by the batch layer (and, for now, the tests only).
 #[cfg_attr(not(test), allow(dead_code))]
 pub(crate) fn sha1_x2(t: ShaNi, states: &mut [[u32; 5]; 2], data: &[&[u8]; 2], blocks: usize) {
     let _ = t;
@@ -46,7 +45,6 @@ pub(crate) fn sha1_x2(t: ShaNi, states: &mut [[u32; 5]; 2], data: &[&[u8]; 2], b
 }
 
 /// SHA-256 compression of two independent streams, as [`sha1_x2`].
-// Used by the batch layer (and, for now, the tests only).
 #[cfg_attr(not(test), allow(dead_code))]
 pub(crate) fn sha256_x2(t: ShaNi, states: &mut [[u32; 8]; 2], data: &[&[u8]; 2], blocks: usize) {
     let _ = t;
