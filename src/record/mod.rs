@@ -26,7 +26,6 @@
 
 mod config;
 mod ct_open;
-mod explicit_iv;
 mod opener;
 mod sealer;
 mod version;

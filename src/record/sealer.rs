@@ -2,10 +2,10 @@
 
 use core::fmt;
 
-use super::explicit_iv::IvGenerator;
 use super::{MAX_PLAINTEXT_LEN, MacOrder, ProtocolVersion, RecordConfig, RecordKeys, mac_header};
 use crate::backends::{self, Backend};
 use crate::error::Error;
+use crate::primitives::explicit_iv::IvGenerator;
 use crate::{AesCbcKey, HmacKey};
 
 // One per sealer, and boxing would allocate: the size difference is fine.
