@@ -40,9 +40,11 @@
 mod backends;
 mod combination;
 mod error;
+pub mod esp;
 pub mod key_schedule;
 mod primitives;
 pub mod record;
+pub mod replay;
 pub mod suite;
 
 pub use backends::Backend;
@@ -55,6 +57,7 @@ pub use primitives::hmac::{HmacContext, HmacKey, Tag, digest, digest_with_backen
 pub use record::{
     MacOrder, Opener, ProtocolVersion, RecordConfig, RecordKeys, Sealer, dtls_sequence,
 };
+pub use replay::ReplayWindow;
 
 /// The README's examples run as doctests.
 #[cfg(doctest)]
