@@ -41,6 +41,7 @@ mod backends;
 mod combination;
 mod error;
 pub mod esp;
+pub mod jose;
 pub mod key_schedule;
 mod primitives;
 pub mod record;

@@ -412,13 +412,14 @@ pub(crate) fn seal_mac_then_encrypt(
     aes.encrypt_cbc(iv, blocks);
 }
 
-/// One encrypt-then-MAC job, the shape every format's seal takes (TLS's
-/// record, ESP's packet, JWE's ciphertext): CBC-encrypt
+/// One encrypt-then-MAC job, the shape a format's seal takes (TLS's
+/// record, ESP's packet): CBC-encrypt
 /// `authenticated[body_start..]` (whole blocks, padded by the caller) from
 /// `iv`, then write `HMAC(prefix || authenticated || suffix)` (the full
 /// output) to `tag`. `prefix` is TLS's 13-byte MAC header (`P = 13`) or
-/// nothing; `suffix` (at most 4 bytes) is ESP's high sequence half, or
-/// nothing. On return `iv` holds the last ciphertext block.
+/// nothing; `suffix` (at most 8 bytes: the padded tail then still fits
+/// two hash blocks) is ESP's high sequence half, or nothing. On return
+/// `iv` holds the last ciphertext block.
 pub(crate) struct EtmJob<'a, const P: usize> {
     pub(crate) prefix: &'a [u8; P],
     pub(crate) iv: &'a mut [u8; 16],
@@ -467,7 +468,7 @@ pub(crate) fn encrypt_then_mac<const P: usize>(
     mac: &crate::HmacKey,
     job: EtmJob<'_, P>,
 ) {
-    debug_assert!(job.suffix.len() <= 4 && job.tag.len() >= mac.output_len());
+    debug_assert!(job.suffix.len() <= 8 && job.tag.len() >= mac.output_len());
     #[cfg(target_arch = "x86_64")]
     if let Some(k) = aes.aes_ni() {
         use crate::primitives::hmac::AnyStates;

@@ -335,7 +335,7 @@ struct Tail {
 }
 
 impl Tail {
-    /// `parts` (under one block and a 4-byte suffix in all) end a message
+    /// `parts` (under one block and an 8-byte suffix in all) end a message
     /// of `total` bytes.
     #[inline(always)]
     fn new<K: HashKernel>(parts: &[&[u8]], total: u64) -> Self {
