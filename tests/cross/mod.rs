@@ -1,5 +1,7 @@
 //! Running a Python peer (an independent implementation from PyPI) as a
 //! line-oriented JSON filter, for the cross-checks.
+// Each cross-check binary uses a subset.
+#![allow(dead_code)]
 
 use std::io::{BufRead, BufReader, Write};
 use std::path::Path;
@@ -89,4 +91,37 @@ pub fn unhex(s: &str) -> Vec<u8> {
     (0..s.len() / 2)
         .map(|i| u8::from_str_radix(&s[2 * i..2 * i + 2], 16).expect("hex"))
         .collect()
+}
+
+const B64URL: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+
+/// base64url without padding (RFC 7515 section 2).
+pub fn b64url(bytes: &[u8]) -> String {
+    let mut out = String::new();
+    for chunk in bytes.chunks(3) {
+        let mut n = 0u32;
+        for (i, &b) in chunk.iter().enumerate() {
+            n |= (b as u32) << (16 - 8 * i);
+        }
+        for i in 0..=chunk.len() {
+            out.push(B64URL[(n >> (18 - 6 * i)) as usize & 63] as char);
+        }
+    }
+    out
+}
+
+/// Decodes base64url without padding; `None` on a bad character or length.
+pub fn unb64url(s: &str) -> Option<Vec<u8>> {
+    let mut out = Vec::new();
+    let (mut acc, mut bits) = (0u32, 0);
+    for c in s.bytes() {
+        let v = B64URL.iter().position(|&x| x == c)? as u32;
+        acc = (acc << 6) | v;
+        bits += 6;
+        if bits >= 8 {
+            bits -= 8;
+            out.push((acc >> bits) as u8);
+        }
+    }
+    (bits < 6).then_some(out)
 }
