@@ -9,8 +9,9 @@
 use std::fs;
 use std::path::Path;
 
+use cbc_hmac::esp::{EspConfig, EspIntegrity, EspKeys, EspSealer};
 use cbc_hmac::suite::CipherSuite;
-use cbc_hmac::{Combination, MacOrder, ProtocolVersion, RecordConfig};
+use cbc_hmac::{Cipher, Combination, MacOrder, ProtocolVersion, RecordConfig};
 use fuzz_support::{Header, build_record, write_header};
 
 fn configs() -> impl Iterator<Item = RecordConfig> {
@@ -36,6 +37,8 @@ fn main() {
     let enc_key: [u8; 32] = std::array::from_fn(|i| i as u8);
     let mac_key: [u8; 48] = std::array::from_fn(|i| 0x40 + i as u8);
     let iv = [0xa5u8; 16];
+    // The esp_open target's authentication key.
+    let esp_auth_key: [u8; 48] = std::array::from_fn(|i| 0x40 + i as u8);
     let explicit_iv: [u8; 16] = std::array::from_fn(|i| 0xf0 ^ i as u8);
 
     // open: valid records.
@@ -99,6 +102,54 @@ fn main() {
         }
     }
     println!("seal_open_roundtrip: {count} seeds");
+
+    // esp_open: valid packets of every configuration (mode 0, sealed with
+    // the target's keys) and payloads to seal (mode 1).
+    let dir = root.join("esp_open");
+    fs::create_dir_all(&dir).unwrap();
+    let mut count = 0;
+    for sel in 0..0x40u8 {
+        let integrity = [
+            EspIntegrity::HmacSha1_96,
+            EspIntegrity::HmacSha256_128,
+            EspIntegrity::HmacSha384_192,
+        ][(sel % 3) as usize];
+        if sel & 0x0f >= 3 {
+            continue;
+        }
+        let cipher = if sel & 0x10 == 0 {
+            Cipher::Aes128Cbc
+        } else {
+            Cipher::Aes256Cbc
+        };
+        let esn = sel & 0x20 != 0;
+        let config = EspConfig {
+            cipher,
+            integrity,
+            spi: 0x0102_0304,
+            esn,
+        };
+        let keys = EspKeys {
+            enc_key: &enc_key[..cipher.key_len()],
+            auth_key: &esp_auth_key[..integrity.key_len()],
+        };
+        let seq: u64 = if esn { (7 << 32) + 5 } else { 5 };
+        for len in [0usize, 13, 14, 100] {
+            let mut sealer = EspSealer::new(config, keys).unwrap();
+            let mut packet = vec![0u8; config.sealed_len(len)];
+            sealer.seal(seq, 4, &vec![0x5a; len], &mut packet).unwrap();
+            for (mode, tail) in [(0u8, packet.as_slice()), (0x40, &vec![0x5a; len][..])] {
+                let mut input = vec![sel | mode];
+                input.extend(seq.to_le_bytes());
+                input.extend(77u32.to_le_bytes());
+                input.extend(explicit_iv);
+                input.extend(tail);
+                write(&dir, format!("esp-{sel:02x}-{mode:02x}-{len}"), &input);
+                count += 1;
+            }
+        }
+    }
+    println!("esp_open: {count} seeds");
 
     // suite_lookup: every name and code point.
     let dir = root.join("suite_lookup");

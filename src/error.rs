@@ -105,6 +105,61 @@ pub enum Error {
     /// A record of a multi-record seal would need a sequence value past
     /// `u64::MAX` (RFC 5246 section 6.1: sequence numbers never wrap).
     SequenceOverflow,
+    /// A truncated tag shorter than the documented minimum: half the hash
+    /// output and at least 80 bits (RFC 2104 section 5).
+    TagTooShort {
+        /// Shortest accepted length in bytes.
+        min: usize,
+        /// Length given.
+        actual: usize,
+    },
+    /// PKCS#7 padding (RFC 5652 section 6.3) did not check out after a
+    /// decryption. Every bad padding gives this one error.
+    BadPadding,
+    /// An ESP packet or a JWE failed authentication: bad ICV/tag or bad
+    /// padding, deliberately indistinguishable.
+    AuthenticationFailed,
+    /// An ESP packet or a DTLS record whose sequence number the anti-replay
+    /// window has already seen, or one left of the window (RFC 4303
+    /// section 3.4.3).
+    Replayed {
+        /// The (reconstructed) 64-bit sequence number.
+        seq: u64,
+    },
+    /// An ESP packet for another security association.
+    SpiMismatch {
+        /// The SPI this opener was built for.
+        expected: u32,
+        /// The SPI in the packet.
+        actual: u32,
+    },
+    /// A sequence number that does not fit the security association: above
+    /// 2^32 - 1 without extended sequence numbers (RFC 4303 section 3.3.3),
+    /// or not matching the low 32 bits in the packet.
+    SequenceOutOfRange {
+        /// The sequence number given.
+        seq: u64,
+    },
+    /// An ESP packet or a JWE too short to hold its fixed fields, the IV,
+    /// one block and the tag.
+    PacketTooShort {
+        /// Length received.
+        len: usize,
+        /// Smallest valid length.
+        min: usize,
+    },
+    /// An ESP packet or a JWE whose ciphertext is not whole AES blocks.
+    PacketNotBlockAligned {
+        /// Length of the ciphertext.
+        len: usize,
+    },
+    /// An algorithm the standard defines but this crate does not implement
+    /// (yet): `A192CBC-HS384` needs AES-192; `A256CBC-HS512` and ESP's
+    /// HMAC-SHA-512-256 need HMAC-SHA-512.
+    UnsupportedAlgorithm {
+        /// The algorithm's standard name.
+        name: &'static str,
+    },
 }
 
 impl fmt::Display for Error {
@@ -163,6 +218,28 @@ impl fmt::Display for Error {
             }
             Error::RandomSource => f.write_str("the operating system's random source failed"),
             Error::SequenceOverflow => f.write_str("the sequence number would wrap"),
+            Error::TagTooShort { min, actual } => {
+                write!(
+                    f,
+                    "truncated tag of {actual} bytes is shorter than the minimum {min}"
+                )
+            }
+            Error::BadPadding => f.write_str("bad PKCS#7 padding"),
+            Error::AuthenticationFailed => f.write_str("authentication failed"),
+            Error::Replayed { seq } => write!(f, "sequence number {seq} replayed or too old"),
+            Error::SpiMismatch { expected, actual } => {
+                write!(f, "SPI {actual:#010x}, expected {expected:#010x}")
+            }
+            Error::SequenceOutOfRange { seq } => {
+                write!(f, "sequence number {seq} out of range for this association")
+            }
+            Error::PacketTooShort { len, min } => {
+                write!(f, "packet of {len} bytes is shorter than the minimum {min}")
+            }
+            Error::PacketNotBlockAligned { len } => {
+                write!(f, "ciphertext of {len} bytes is not block-aligned")
+            }
+            Error::UnsupportedAlgorithm { name } => write!(f, "{name} is not supported"),
         }
     }
 }

@@ -1,6 +1,7 @@
 //! Fast, constant-time AES-CBC + HMAC record protection for the CBC cipher
-//! suites of TLS 1.0, 1.1, 1.2 and DTLS 1.0, 1.2, and the standalone
-//! primitives (AES-CBC, HMAC-SHA1/SHA256/SHA384) at full machine speed.
+//! suites of TLS 1.0, 1.1, 1.2 and DTLS 1.0, 1.2, IPsec ESP and JWE, and the
+//! standalone primitives (AES-CBC, HMAC-SHA1/SHA256/SHA384) at full machine
+//! speed.
 //!
 //! A record layer owns sockets, handshakes and fragmentation; this crate
 //! owns "turn plaintext and a sequence number into a protected record
@@ -27,6 +28,9 @@
 //!   order, and the constant-time open.
 //! - Primitives: [`AesCbcKey`] (key schedule expanded once), [`HmacKey`]
 //!   (inner and outer states precomputed once), [`digest`].
+//! - [`esp`]: IPsec ESP packets over the same kernels, and
+//!   [`ReplayWindow`], the anti-replay window for ESP and DTLS.
+//! - [`jose`]: JWE's AES_CBC_HMAC_SHA2 AEAD (`A128CBC-HS256`).
 //! - [`Backend`]: the implementation chosen once per keyed object.
 //!
 //! Keyed objects wipe their key material on drop. No operation on an
@@ -40,9 +44,12 @@
 mod backends;
 mod combination;
 mod error;
+pub mod esp;
+pub mod jose;
 pub mod key_schedule;
 mod primitives;
 pub mod record;
+pub mod replay;
 pub mod suite;
 
 pub use backends::Backend;
@@ -56,6 +63,7 @@ pub use record::{
     MacOrder, Opener, ProtocolVersion, RecordConfig, RecordKeys, SealJob, SealRecord, Sealer,
     dtls_sequence, seal_batch,
 };
+pub use replay::ReplayWindow;
 
 /// The README's examples run as doctests.
 #[cfg(doctest)]

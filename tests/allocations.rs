@@ -106,6 +106,115 @@ fn primitives_do_not_allocate() {
 }
 
 #[test]
+fn esp_and_jose_do_not_allocate() {
+    use cbc_hmac::ReplayWindow;
+    use cbc_hmac::esp::{EspConfig, EspIntegrity, EspKeys, EspOpener, EspSealer};
+    use cbc_hmac::jose::{CbcHmacAead, ContentEncryption};
+    for backend in Backend::available() {
+        for integrity in [
+            EspIntegrity::HmacSha1_96,
+            EspIntegrity::HmacSha256_128,
+            EspIntegrity::HmacSha384_192,
+        ] {
+            for esn in [false, true] {
+                let config = EspConfig {
+                    cipher: Cipher::Aes128Cbc,
+                    integrity,
+                    spi: 9,
+                    esn,
+                };
+                let auth = vec![2u8; integrity.key_len()];
+                let keys = EspKeys {
+                    enc_key: &[1; 16],
+                    auth_key: &auth,
+                };
+                let mut sealer = EspSealer::with_backend(config, keys, backend).unwrap();
+                let opener = EspOpener::with_backend(config, keys, backend).unwrap();
+                let mut window = ReplayWindow::<16>::new();
+                let mut buf = vec![0u8; 2000];
+                let mut work = vec![0u8; 2000];
+                let (mut opened, mut failures) = (0usize, 0usize);
+                let info = measure(|| {
+                    for i in 1..=CALLS as u64 {
+                        let len = [0, 64, 1400][i as usize % 3];
+                        let n = sealer.seal_in_place(i, 4, &mut buf, len).unwrap();
+                        // A forgery, the real packet, then its replay.
+                        work[..n].copy_from_slice(&buf[..n]);
+                        work[n - 1] ^= 1;
+                        failures += opener
+                            .open_with_window(&mut window, &mut work[..n])
+                            .is_err() as usize;
+                        work[..n].copy_from_slice(&buf[..n]);
+                        opened += opener
+                            .open_with_window(&mut window, &mut work[..n])
+                            .unwrap()
+                            .payload
+                            .len();
+                        failures +=
+                            opener.open_with_window(&mut window, &mut buf[..n]).is_err() as usize;
+                    }
+                });
+                assert!(opened > 0);
+                assert_eq!(failures, 2 * CALLS);
+                assert_eq!(
+                    info.count_total, 0,
+                    "ESP {integrity:?} esn {esn} on {backend}: {} allocations",
+                    info.count_total
+                );
+            }
+        }
+        let mut aead =
+            CbcHmacAead::with_backend(ContentEncryption::A128CbcHs256, &[3; 32], backend).unwrap();
+        let mut buf = vec![0u8; 70000];
+        let (mut iv, mut tag) = ([0u8; 16], [0u8; 16]);
+        let mut failures = 0;
+        let info = measure(|| {
+            for i in 0..CALLS {
+                let len = [0, 1024, 65536][i % 3];
+                let n = aead
+                    .seal_in_place(b"aad", &mut buf, len, &mut iv, &mut tag)
+                    .unwrap();
+                assert_eq!(
+                    aead.open_in_place(&iv, b"aad", &mut buf[..n], &tag)
+                        .unwrap()
+                        .len(),
+                    len
+                );
+                let n = aead
+                    .seal_in_place(b"aad", &mut buf, len, &mut iv, &mut tag)
+                    .unwrap();
+                tag[0] ^= 1;
+                failures += aead
+                    .open_in_place(&iv, b"aad", &mut buf[..n], &tag)
+                    .is_err() as usize;
+            }
+        });
+        assert_eq!(failures, CALLS);
+        assert_eq!(
+            info.count_total, 0,
+            "JWE on {backend}: {} allocations",
+            info.count_total
+        );
+        // The padded primitives and the truncated verification.
+        let key = AesCbcKey::with_backend(Cipher::Aes256Cbc, &[5; 32], backend).unwrap();
+        let mac = HmacKey::with_backend(MacAlgorithm::HmacSha256, b"k", backend).unwrap();
+        let tag = mac.sign(b"message");
+        let info = measure(|| {
+            for i in 0..CALLS {
+                let n = key.encrypt_padded(&[0; 16], &mut buf, i).unwrap();
+                assert_eq!(
+                    key.decrypt_padded(&[0; 16], &mut buf[..n]).unwrap().len(),
+                    i
+                );
+                mac.verify_truncated(b"message", &tag.as_bytes()[..16])
+                    .unwrap();
+            }
+        });
+        assert_eq!(info.count_total, 0, "padded CBC on {backend}");
+    }
+}
+
+#[test]
 fn the_counter_counts() {
     // Guards against a counter that is not installed and always reads 0.
     let info = measure(|| {

@@ -113,6 +113,8 @@ fn check_mac(
         );
     }
 
+    check_truncated(&k, msg, tag.as_bytes(), expected, variant, at);
+
     // Wrong lengths are InvalidTagLength, even when the prefix is right.
     let mut longer = tag.as_bytes().to_vec();
     longer.push(0);
@@ -134,6 +136,65 @@ fn check_mac(
             bad.len()
         );
     }
+}
+
+/// The truncated-tag checks for one record: the file's MAC (possibly
+/// truncated) verifies with `verify_truncated` when it meets the minimum,
+/// every length from the minimum to the full output verifies, a flipped bit
+/// in a truncated tag is BadMac, and shorter tags are TagTooShort.
+fn check_truncated(k: &HmacKey, msg: &[u8], tag: &[u8], expected: &[u8], variant: usize, at: &str) {
+    let backend = k.backend();
+    let full = k.output_len();
+    let min = k.min_truncated_len();
+    assert_eq!(min, (full / 2).max(10), "{at}: minimum");
+    if expected.len() >= min {
+        assert_eq!(
+            k.verify_truncated(msg, expected),
+            Ok(()),
+            "{at}: verify_truncated of the file's {}-byte MAC on {backend}",
+            expected.len()
+        );
+    } else {
+        assert_eq!(
+            k.verify_truncated(msg, expected),
+            Err(Error::TagTooShort {
+                min,
+                actual: expected.len()
+            }),
+            "{at}: short MAC on {backend}"
+        );
+    }
+    for n in min..=full {
+        assert_eq!(
+            k.verify_truncated(msg, &tag[..n]),
+            Ok(()),
+            "{at}: {n} bytes on {backend}"
+        );
+        let mut bad = tag[..n].to_vec();
+        bad[variant % n] ^= 1 << (variant % 8);
+        assert_eq!(
+            k.verify_truncated(msg, &bad),
+            Err(Error::BadMac),
+            "{at}: {n} bytes with a flipped bit on {backend}"
+        );
+    }
+    for n in [0, 1, min - 1] {
+        assert_eq!(
+            k.verify_truncated(msg, &tag[..n]),
+            Err(Error::TagTooShort { min, actual: n }),
+            "{at}: {n} bytes on {backend}"
+        );
+    }
+    let mut longer = tag.to_vec();
+    longer.push(0);
+    assert_eq!(
+        k.verify_truncated(msg, &longer),
+        Err(Error::InvalidTagLength {
+            expected: full,
+            actual: full + 1
+        }),
+        "{at}: a tag longer than the output on {backend}"
+    );
 }
 
 /// NIST CAVP `HMAC.rsp`: [L=20] is HMAC-SHA-1, [L=32] HMAC-SHA-256, [L=48]

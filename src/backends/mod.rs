@@ -413,6 +413,23 @@ pub(crate) fn seal_mac_then_encrypt(
     aes.encrypt_cbc(iv, blocks);
 }
 
+/// One encrypt-then-MAC job, the shape a format's seal takes (TLS's
+/// record, ESP's packet): CBC-encrypt
+/// `authenticated[body_start..]` (whole blocks, padded by the caller) from
+/// `iv`, then write `HMAC(prefix || authenticated || suffix)` (the full
+/// output) to `tag`. `prefix` is TLS's 13-byte MAC header (`P = 13`) or
+/// nothing; `suffix` (at most 8 bytes: the padded tail then still fits
+/// two hash blocks) is ESP's high sequence half, or nothing. On return
+/// `iv` holds the last ciphertext block.
+pub(crate) struct EtmJob<'a, const P: usize> {
+    pub(crate) prefix: &'a [u8; P],
+    pub(crate) iv: &'a mut [u8; 16],
+    pub(crate) authenticated: &'a mut [u8],
+    pub(crate) body_start: usize,
+    pub(crate) suffix: &'a [u8],
+    pub(crate) tag: &'a mut [u8],
+}
+
 /// Encrypt-then-MAC seal of one record in place.
 ///
 /// `fragment` is `[explicit IV room (iv_len bytes)][plaintext][padding][MAC
@@ -429,6 +446,30 @@ pub(crate) fn seal_encrypt_then_mac(
     iv_len: usize,
     plaintext_len: usize,
 ) {
+    let end = fragment.len() - mac.output_len();
+    pad(&mut fragment[iv_len..end], plaintext_len);
+    let (authenticated, tag) = fragment.split_at_mut(end);
+    let job = EtmJob {
+        prefix: header,
+        iv,
+        authenticated,
+        body_start: iv_len,
+        suffix: &[],
+        tag,
+    };
+    encrypt_then_mac(aes, mac, job);
+}
+
+/// Runs one [`EtmJob`]: on a stitched kernel when the AES key is an
+/// AES-NI one and the MAC runs on one of our compressors, and as the
+/// composition of the two otherwise.
+#[inline]
+pub(crate) fn encrypt_then_mac<const P: usize>(
+    aes: &AesKey,
+    mac: &crate::HmacKey,
+    job: EtmJob<'_, P>,
+) {
+    debug_assert!(job.suffix.len() <= 8 && job.tag.len() >= mac.output_len());
     #[cfg(target_arch = "x86_64")]
     if let Some(k) = aes.aes_ni() {
         use crate::primitives::hmac::AnyStates;
@@ -436,42 +477,43 @@ pub(crate) fn seal_encrypt_then_mac(
         use x86_64::sha_avx2::{Sha1Avx2, Sha256Avx2};
         use x86_64::stitch;
         use x86_64::stitch::seal_encrypt_then_mac as stitched;
-        let (h, f, n, p) = (header, &mut *fragment, iv_len, plaintext_len);
         match (mac.compressor(), mac.states()) {
             (Compressor::ShaNi(c), AnyStates::Sha1(s)) => {
                 return match c.avx {
-                    Some(t) => stitched::<Sha1Ni<x86_64::ShaNiAvx>>(k, t, s, h, iv, f, n, p),
-                    None => stitched::<Sha1Ni>(k, c.sha, s, h, iv, f, n, p),
+                    Some(t) => stitched::<Sha1Ni<x86_64::ShaNiAvx>, P>(k, t, s, job),
+                    None => stitched::<Sha1Ni, P>(k, c.sha, s, job),
                 };
             }
             (Compressor::ShaNi(c), AnyStates::Sha256(s)) => {
                 return match c.avx {
-                    Some(t) => stitched::<Sha256Ni<x86_64::ShaNiAvx>>(k, t, s, h, iv, f, n, p),
-                    None => stitched::<Sha256Ni>(k, c.sha, s, h, iv, f, n, p),
+                    Some(t) => stitched::<Sha256Ni<x86_64::ShaNiAvx>, P>(k, t, s, job),
+                    None => stitched::<Sha256Ni, P>(k, c.sha, s, job),
                 };
             }
             (Compressor::ShaNi(c), AnyStates::Sha384(s)) => {
-                return stitch::seal_encrypt_then_mac_sha384(k, c.sha, c.sha512, s, h, iv, f, n, p);
+                return stitch::seal_encrypt_then_mac_sha384(k, c.sha, c.sha512, s, job);
             }
             (Compressor::Avx2(c), AnyStates::Sha1(s)) => {
-                return stitched::<Sha1Avx2>(k, c.avx2, s, h, iv, f, n, p);
+                return stitched::<Sha1Avx2, P>(k, c.avx2, s, job);
             }
             (Compressor::Avx2(c), AnyStates::Sha256(s)) => {
-                return stitched::<Sha256Avx2>(k, c.avx2, s, h, iv, f, n, p);
+                return stitched::<Sha256Avx2, P>(k, c.avx2, s, job);
             }
             (Compressor::Avx2(c), AnyStates::Sha384(s)) => {
-                return stitch::seal_encrypt_then_mac_sha384(
-                    k, c.avx2, c.sha512, s, h, iv, f, n, p,
-                );
+                return stitch::seal_encrypt_then_mac_sha384(k, c.avx2, c.sha512, s, job);
             }
             (Compressor::Crates(_), _) => {}
         }
     }
-    let end = fragment.len() - mac.output_len();
-    let body = &mut fragment[iv_len..end];
-    pad(body, plaintext_len);
-    let (blocks, _) = body.as_chunks_mut::<16>();
+    let EtmJob {
+        prefix,
+        iv,
+        authenticated,
+        body_start,
+        suffix,
+        tag,
+    } = job;
+    let (blocks, _) = authenticated[body_start..].as_chunks_mut::<16>();
     aes.encrypt_cbc(iv, blocks);
-    let (authenticated, tag) = fragment.split_at_mut(end);
-    mac.mac_parts_into(&[header, authenticated], tag);
+    mac.mac_parts_into(&[prefix, authenticated, suffix], tag);
 }

@@ -280,6 +280,68 @@ impl HmacKey {
         }
     }
 
+    /// The shortest tag [`HmacKey::verify_truncated`] accepts: half the
+    /// output and at least 10 bytes (80 bits), as RFC 2104 section 5
+    /// recommends. 10 bytes for HMAC-SHA1 (HMAC-SHA1-96 sends 12), 16 for
+    /// HMAC-SHA256, 24 for HMAC-SHA384.
+    pub fn min_truncated_len(&self) -> usize {
+        (self.output_len() / 2).max(10)
+    }
+
+    /// Checks `tag` against the leftmost `tag.len()` bytes of the tag of
+    /// `message`, in constant time (RFC 2104 section 5; the truncated MACs
+    /// of ESP, RFC 2404 and RFC 4868, and of JWE, RFC 7518 section 5.2).
+    ///
+    /// The length is public: shorter than [`HmacKey::min_truncated_len`]
+    /// is [`Error::TagTooShort`], longer than the output
+    /// [`Error::InvalidTagLength`]; a mismatch is [`Error::BadMac`].
+    ///
+    /// ```
+    /// use cbc_hmac::{Error, HmacKey, MacAlgorithm};
+    ///
+    /// let key = HmacKey::new(MacAlgorithm::HmacSha1, b"key")?;
+    /// let tag = key.sign(b"message");
+    /// // HMAC-SHA1-96 (RFC 2404): the first 12 bytes.
+    /// key.verify_truncated(b"message", &tag.as_bytes()[..12])?;
+    /// assert_eq!(
+    ///     key.verify_truncated(b"message", &tag.as_bytes()[..8]),
+    ///     Err(Error::TagTooShort { min: 10, actual: 8 }),
+    /// );
+    /// # Ok::<(), cbc_hmac::Error>(())
+    /// ```
+    pub fn verify_truncated(&self, message: &[u8], tag: &[u8]) -> Result<(), Error> {
+        self.check_truncated_len(tag.len())?;
+        if self.truncated_matches(&[message], tag) {
+            Ok(())
+        } else {
+            Err(Error::BadMac)
+        }
+    }
+
+    /// Public length check of a truncated tag.
+    pub(crate) fn check_truncated_len(&self, len: usize) -> Result<(), Error> {
+        let full = self.output_len();
+        let min = self.min_truncated_len();
+        if len > full {
+            return Err(Error::InvalidTagLength {
+                expected: full,
+                actual: len,
+            });
+        }
+        if len < min {
+            return Err(Error::TagTooShort { min, actual: len });
+        }
+        Ok(())
+    }
+
+    /// Whether `tag` (length already checked) is the leftmost part of the
+    /// HMAC of the concatenation of `parts`; compared in constant time.
+    pub(crate) fn truncated_matches(&self, parts: &[&[u8]], tag: &[u8]) -> bool {
+        let mut full = [0u8; MAX_TAG_LEN];
+        self.mac_parts_into(parts, &mut full);
+        bool::from(full[..tag.len()].ct_eq(tag))
+    }
+
     /// An incremental context, on the stack, copied from the precomputed
     /// inner state.
     pub fn context(&self) -> HmacContext<'_> {

@@ -5,5 +5,7 @@
 pub(crate) mod aes_cbc;
 pub(crate) mod ct;
 pub(crate) mod ct_digest;
+pub(crate) mod ct_padding;
+pub(crate) mod explicit_iv;
 pub(crate) mod hash;
 pub(crate) mod hmac;

@@ -27,7 +27,6 @@
 mod batch;
 mod config;
 mod ct_open;
-mod explicit_iv;
 mod opener;
 mod sealer;
 mod version;

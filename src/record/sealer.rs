@@ -2,11 +2,11 @@
 
 use core::fmt;
 
-use super::explicit_iv::IvGenerator;
 use super::{MAX_PLAINTEXT_LEN, MacOrder, ProtocolVersion, RecordConfig, RecordKeys, mac_header};
 use crate::backends::Backend;
 use crate::backends::batch::{Order, SealLane};
 use crate::error::Error;
+use crate::primitives::explicit_iv::IvGenerator;
 use crate::{AesCbcKey, HmacKey};
 
 // One per sealer, and boxing would allocate: the size difference is fine.

@@ -25,7 +25,7 @@ use super::sha::{HashKernel, Sha1Ni, Sha256Ni, ShaNiCompress};
 use super::sha_avx2::{Avx2Compress, Sha1Avx2, Sha256Avx2};
 use super::sha512::{Sha384Avx2, Sha384Avx512, Sha384Scalar, Sha512Kernel};
 use super::{Avx2, Avx512Bmi, ShaNi, ShaNiAvx, block, block_mut, load, store};
-use crate::backends::{AesKey, DecryptAbsorb, pad};
+use crate::backends::{AesKey, DecryptAbsorb, EtmJob, pad};
 use crate::primitives::hash::{Compress, Engine, HashFunction, Sha1, Sha256, Sha384};
 use crate::primitives::hmac::HmacStates;
 
@@ -52,14 +52,10 @@ pub(crate) trait Isa: Copy {
     /// # Safety
     /// As [`Isa::mte`].
     #[allow(clippy::too_many_arguments)]
-    unsafe fn etm<K: HashKernel, const N: usize>(
+    unsafe fn etm<K: HashKernel, const N: usize, const P: usize>(
         keys: &Schedule<N>,
         states: &HmacStates<K::H>,
-        header: &[u8; 13],
-        iv: &mut [u8; 16],
-        fragment: &mut [u8],
-        iv_len: usize,
-        plaintext_len: usize,
+        job: EtmJob<'_, P>,
     );
 
     /// # Safety
@@ -105,17 +101,13 @@ macro_rules! isa {
             }
 
             #[target_feature(enable = $features)]
-            unsafe fn etm<K: HashKernel, const N: usize>(
+            unsafe fn etm<K: HashKernel, const N: usize, const P: usize>(
                 keys: &Schedule<N>,
                 states: &HmacStates<K::H>,
-                header: &[u8; 13],
-                iv: &mut [u8; 16],
-                fragment: &mut [u8],
-                iv_len: usize,
-                plaintext_len: usize,
+                job: EtmJob<'_, P>,
             ) {
                 // SAFETY: as in `mte`.
-                unsafe { etm::<K, N>(keys, states, header, iv, fragment, iv_len, plaintext_len) }
+                unsafe { etm::<K, N, P>(keys, states, job) }
             }
 
             #[target_feature(enable = $features)]
@@ -242,20 +234,21 @@ impl<'a, const N: usize> Run<'a, N> {
     }
 }
 
-/// The first hash block of a record, `header || data[..BLOCK - 13]`, in the
-/// first `K::BLOCK` bytes of the result.
+/// The first hash block of a record, `header || data[..BLOCK - P]`, in the
+/// first `K::BLOCK` bytes of the result (`P` is 13 for TLS's MAC header).
 #[inline(always)]
-fn first_block<K: HashKernel>(header: &[u8; 13], data: &[u8]) -> [u8; 128] {
+fn first_block<K: HashKernel, const P: usize>(header: &[u8; P], data: &[u8]) -> [u8; 128] {
     let mut b = [0u8; 128];
-    b[..13].copy_from_slice(header);
-    b[13..K::BLOCK].copy_from_slice(&data[..K::BLOCK - 13]);
+    b[..P].copy_from_slice(header);
+    b[P..K::BLOCK].copy_from_slice(&data[..K::BLOCK - P]);
     b
 }
 
-/// Hash block `i >= 1` of `header || data`: `data[BLOCK i - 13..][..BLOCK]`.
+/// Hash block `i >= 1` of `header || data` for a `P`-byte header:
+/// `data[BLOCK i - P..][..BLOCK]`.
 #[inline(always)]
-fn later_block<K: HashKernel>(data: &[u8], i: usize) -> &[u8] {
-    &data[K::BLOCK * i - 13..K::BLOCK * (i + 1) - 13]
+fn later_block<K: HashKernel, const P: usize>(data: &[u8], i: usize) -> &[u8] {
+    &data[K::BLOCK * i - P..K::BLOCK * (i + 1) - P]
 }
 
 /// MAC-then-encrypt seal (see `backends::seal_mac_then_encrypt`);
@@ -279,26 +272,20 @@ pub(crate) fn seal_mac_then_encrypt<K: HashKernel>(
     }
 }
 
-/// Encrypt-then-MAC seal (see `backends::seal_encrypt_then_mac`); `_isa`
+/// Encrypt-then-MAC seal of one job (see `backends::EtmJob`); `_isa`
 /// proves the features of `K`'s feature set.
-#[allow(clippy::too_many_arguments)]
-pub(crate) fn seal_encrypt_then_mac<K: HashKernel>(
+pub(crate) fn seal_encrypt_then_mac<K: HashKernel, const P: usize>(
     aes: &AesNiKey,
     _isa: K::Isa,
     states: &HmacStates<K::H>,
-    header: &[u8; 13],
-    iv: &mut [u8; 16],
-    fragment: &mut [u8],
-    iv_len: usize,
-    plaintext_len: usize,
+    job: EtmJob<'_, P>,
 ) {
-    let (h, f, n, p) = (header, fragment, iv_len, plaintext_len);
     match aes {
         // SAFETY: the AES-NI token in the key and `_isa` prove the CPU has
         // every feature the kernel enables.
-        AesNiKey::Aes128(s, _) => unsafe { K::Isa::etm::<K, 11>(&s.enc, states, h, iv, f, n, p) },
+        AesNiKey::Aes128(s, _) => unsafe { K::Isa::etm::<K, 11, P>(&s.enc, states, job) },
         // SAFETY: as above.
-        AesNiKey::Aes256(s, _) => unsafe { K::Isa::etm::<K, 15>(&s.enc, states, h, iv, f, n, p) },
+        AesNiKey::Aes256(s, _) => unsafe { K::Isa::etm::<K, 15, P>(&s.enc, states, job) },
     }
 }
 
@@ -325,25 +312,18 @@ pub(crate) fn seal_mac_then_encrypt_sha384<I: Isa>(
 
 /// The SHA-384 encrypt-then-MAC seal, as
 /// [`seal_mac_then_encrypt_sha384`].
-#[allow(clippy::too_many_arguments)]
-pub(crate) fn seal_encrypt_then_mac_sha384<I: Isa>(
+pub(crate) fn seal_encrypt_then_mac_sha384<I: Isa, const P: usize>(
     aes: &AesNiKey,
     isa: I,
     sha512: Sha512Kernel,
     states: &HmacStates<Sha384>,
-    header: &[u8; 13],
-    iv: &mut [u8; 16],
-    fragment: &mut [u8],
-    iv_len: usize,
-    plaintext_len: usize,
+    job: EtmJob<'_, P>,
 ) {
-    let (s, h, f, n, p) = (states, header, fragment, iv_len, plaintext_len);
+    let s = states;
     match sha512 {
-        Sha512Kernel::Avx512(t) => seal_encrypt_then_mac::<Sha384Avx512>(aes, t, s, h, iv, f, n, p),
-        Sha512Kernel::Avx2(t) => seal_encrypt_then_mac::<Sha384Avx2>(aes, t, s, h, iv, f, n, p),
-        Sha512Kernel::Crate => {
-            seal_encrypt_then_mac::<Sha384Scalar<I>>(aes, isa, s, h, iv, f, n, p)
-        }
+        Sha512Kernel::Avx512(t) => seal_encrypt_then_mac::<Sha384Avx512, P>(aes, t, s, job),
+        Sha512Kernel::Avx2(t) => seal_encrypt_then_mac::<Sha384Avx2, P>(aes, t, s, job),
+        Sha512Kernel::Crate => seal_encrypt_then_mac::<Sha384Scalar<I>, P>(aes, isa, s, job),
     }
 }
 
@@ -355,7 +335,8 @@ struct Tail {
 }
 
 impl Tail {
-    /// `parts` (under one block in all) end a message of `total` bytes.
+    /// `parts` (under one block and an 8-byte suffix in all) end a message
+    /// of `total` bytes.
     #[inline(always)]
     fn new<K: HashKernel>(parts: &[&[u8]], total: u64) -> Self {
         let mut buf = [0u8; 256];
@@ -491,7 +472,7 @@ unsafe fn mte<K: HashKernel, const N: usize>(
                 assert!(K::MTE_TRAIL >= 1);
                 assert!(K::MTE_TRAIL < K::BLOCK / 16 || K::MTE_TRAIL.is_multiple_of(K::BLOCK / 16));
             }
-            regs = K::compress(regs, &first_block::<K>(header, body));
+            regs = K::compress(regs, &first_block::<K, 13>(header, body));
             done = per.saturating_sub(K::MTE_TRAIL);
             if done > 0 {
                 chain = encrypt_run(&k, chain, body, 0, done);
@@ -499,7 +480,7 @@ unsafe fn mte<K: HashKernel, const N: usize>(
             for i in 1..full {
                 // Block i's message is in registers before the step's stores
                 // overwrite its first 13 bytes.
-                let msg = K::load_msg(later_block::<K>(body, i));
+                let msg = K::load_msg(later_block::<K, 13>(body, i));
                 if per * i >= K::MTE_TRAIL {
                     let mut run = Run::new(&k, &mut body[16 * done..16 * done + bl], chain);
                     regs = K::rounds(regs, msg, |g| run.slot(g, K::GROUPS));
@@ -552,44 +533,47 @@ unsafe fn mte<K: HashKernel, const N: usize>(
 ///
 /// # Safety
 /// As [`mte`].
-#[allow(clippy::too_many_arguments)]
 #[inline(always)]
-unsafe fn etm<K: HashKernel, const N: usize>(
+unsafe fn etm<K: HashKernel, const N: usize, const P: usize>(
     keys: &Schedule<N>,
     states: &HmacStates<K::H>,
-    header: &[u8; 13],
-    iv: &mut [u8; 16],
-    fragment: &mut [u8],
-    iv_len: usize,
-    plaintext_len: usize,
+    job: EtmJob<'_, P>,
 ) {
+    let EtmJob {
+        prefix,
+        iv,
+        authenticated: fragment,
+        body_start,
+        suffix,
+        tag,
+    } = job;
     // SAFETY: the caller guarantees AES-NI and the kernel's features.
     unsafe {
         let k = load_keys(keys);
-        let m = K::H::OUTPUT_LEN;
         let bl = K::BLOCK;
         let per = bl / 16;
-        let end = fragment.len() - m;
-        pad(&mut fragment[iv_len..end], plaintext_len);
-        let blocks = (end - iv_len) / 16;
-        // Full hash blocks of `header || IV || ciphertext`.
-        let full = (13 + end) / bl;
+        let end = fragment.len();
+        let blocks = (end - body_start) / 16;
+        // Full hash blocks of `prefix || fragment` (the suffix goes into
+        // the tail).
+        let full = (P + end) / bl;
         let mut regs = K::load_state(&states.inner);
         let mut chain = load(iv);
         // Step s encrypts blocks per s ..= per s + per - 1 with hash block
-        // s - ETM_LAG (whose bytes were all written by earlier steps) spread
+        // s - ETM_LAG (whose bytes were all written by earlier steps: it
+        // ends at bl (s - ETM_LAG + 1) - P <= body_start + bl s) spread
         // among them.
         let steps = blocks / per;
         let mut hashed = 0;
         for s in 0..steps {
-            let at = iv_len + bl * s;
+            let at = body_start + bl * s;
             if s >= ETM_LAG && s - ETM_LAG < full {
                 let h = s - ETM_LAG;
                 let msg = {
                     if h == 0 {
-                        K::load_msg(&first_block::<K>(header, fragment))
+                        K::load_msg(&first_block::<K, P>(prefix, fragment))
                     } else {
-                        K::load_msg(later_block::<K>(fragment, h))
+                        K::load_msg(later_block::<K, P>(fragment, h))
                     }
                 };
                 let mut run = Run::new(&k, &mut fragment[at..at + bl], chain);
@@ -604,24 +588,23 @@ unsafe fn etm<K: HashKernel, const N: usize>(
             &k,
             chain,
             fragment,
-            iv_len + bl * steps,
+            body_start + bl * steps,
             blocks - per * steps,
         );
         store(iv, chain);
         while hashed < full {
             regs = if hashed == 0 {
-                K::compress(regs, &first_block::<K>(header, fragment))
+                K::compress(regs, &first_block::<K, P>(prefix, fragment))
             } else {
-                K::compress(regs, later_block::<K>(fragment, hashed))
+                K::compress(regs, later_block::<K, P>(fragment, hashed))
             };
             hashed += 1;
         }
-        let (authenticated, tag) = fragment.split_at_mut(end);
-        let total = (bl + 13 + end) as u64;
+        let total = (bl + P + end + suffix.len()) as u64;
         let tail = if full == 0 {
-            Tail::new::<K>(&[header, authenticated], total)
+            Tail::new::<K>(&[prefix, fragment, suffix], total)
         } else {
-            Tail::new::<K>(&[&authenticated[bl * full - 13..]], total)
+            Tail::new::<K>(&[&fragment[bl * full - P..], suffix], total)
         };
         finish::<K>(states, regs, &tail, tag);
     }
@@ -814,9 +797,9 @@ unsafe fn fused_loop<K: HashKernel, const N: usize, const CHUNK: usize>(
             let ready = CHUNK * (i + 1);
             while hashed < full && K::BLOCK * (hashed + 1) - 13 + OPEN_LAG <= ready {
                 regs = if hashed == 0 {
-                    K::compress(regs, &first_block::<K>(header, region))
+                    K::compress(regs, &first_block::<K, 13>(header, region))
                 } else {
-                    K::compress(regs, later_block::<K>(region, hashed))
+                    K::compress(regs, later_block::<K, 13>(region, hashed))
                 };
                 hashed += 1;
             }
@@ -824,9 +807,9 @@ unsafe fn fused_loop<K: HashKernel, const N: usize, const CHUNK: usize>(
         super::aes::decrypt_run(k, prev, &mut region[CHUNK * chunks..]);
         while hashed < full {
             regs = if hashed == 0 {
-                K::compress(regs, &first_block::<K>(header, region))
+                K::compress(regs, &first_block::<K, 13>(header, region))
             } else {
-                K::compress(regs, later_block::<K>(region, hashed))
+                K::compress(regs, later_block::<K, 13>(region, hashed))
             };
             hashed += 1;
         }

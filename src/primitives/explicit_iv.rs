@@ -1,4 +1,4 @@
-//! Explicit IVs for TLS 1.1+ and DTLS.
+//! Explicit IVs for TLS 1.1+, DTLS and ESP.
 //!
 //! An explicit IV must be unpredictable to an attacker who chooses plaintext
 //! (the BEAST attack exploited TLS 1.0's predictable chained IVs). Each
