@@ -42,9 +42,7 @@ pub fn first_divergence(a: &Trace, b: &Trace) -> Option<Divergence> {
                 rips,
             });
         }
-        if ia.is_none() {
-            return None;
-        }
+        ia?;
         step += 1;
     }
 }
@@ -115,15 +113,15 @@ impl Symbolizer {
             short_path(&first.file),
             first.line
         );
-        if !ours(first) {
-            if let Some(f) = frames.iter().find(|f| ours(f)) {
-                s += &format!(
-                    ", inlined into {} at {}:{}",
-                    f.function,
-                    short_path(&f.file),
-                    f.line
-                );
-            }
+        if !ours(first)
+            && let Some(f) = frames.iter().find(|f| ours(f))
+        {
+            s += &format!(
+                ", inlined into {} at {}:{}",
+                f.function,
+                short_path(&f.file),
+                f.line
+            );
         }
         s
     }
