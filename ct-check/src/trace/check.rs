@@ -103,7 +103,7 @@ impl Symbolizer {
         let frames = self.frames(tracer, addr);
         let offset = addr.wrapping_sub(tracer.load_base);
         let mut s = format!("{addr:#x}");
-        let Some(first) = frames.first().filter(|f| f.line != 0) else {
+        let Some(first) = frames.first().filter(|f| f.function != "??") else {
             return s + " (outside the executable's code: a shared library or the vDSO)";
         };
         let ours = |f: &Frame| !short_path(&f.file).starts_with('/');
