@@ -12,12 +12,18 @@
 //!   CVE-2013-0169);
 //! - `bad-mac`: least padding, one MAC bit flipped;
 //! - `valid-max`: a record that opens with the most padding that fits (up
-//!   to 255 bytes), so a shorter plaintext.
+//!   to 255 bytes), so a shorter plaintext;
+//! - `bad-ct0` and `bad-ct1`: the `valid` record with one ciphertext bit
+//!   flipped, in the first or the second block: both garble the plaintext
+//!   and fail the MAC, with the padding intact.
 //!
 //! The comparison that matters for a padding oracle is `bad-pad` against
 //! `bad-mac`: two rejections an attacker tries to tell apart. `valid`
 //! against `valid-max` is Lucky Thirteen's own distinction among accepted
-//! records. A `valid` record against a rejected one differs in the public
+//! records. `bad-ct0` against `bad-ct1` is the control: two bad-MAC
+//! classes that no implementation could tell apart except through the
+//! position of a garbled block, so its |t| shows how large t gets on the
+//! machine with no signal. A `valid` record against a rejected one differs in the public
 //! outcome, after the one declassification: the accept branch itself (and
 //! its misprediction under random interleaving) may show there.
 //!
@@ -49,9 +55,18 @@ const IV: [u8; 16] = [0x5a; 16];
 const BATCH: usize = 8;
 /// dudect's threshold.
 const THRESHOLD: f64 = 4.5;
-const CLASSES: [&str; 4] = ["valid", "bad-pad", "bad-mac", "valid-max"];
-/// The pairs compared, in the order of the printed columns.
-const PAIRS: [(usize, usize); 4] = [(1, 2), (0, 3), (0, 1), (0, 2)];
+const CLASSES: [&str; 6] = [
+    "valid",
+    "bad-pad",
+    "bad-mac",
+    "valid-max",
+    "bad-ct0",
+    "bad-ct1",
+];
+const N: usize = CLASSES.len();
+/// The pairs compared, in the order of the printed columns; the last is
+/// the control.
+const PAIRS: [(usize, usize); 5] = [(1, 2), (0, 3), (0, 1), (0, 2), (4, 5)];
 /// Measurements used to place the crop thresholds, then discarded.
 const CALIBRATION: usize = 2_000;
 
@@ -111,8 +126,9 @@ fn header(len: usize, version: [u8; 2]) -> [u8; 13] {
     h
 }
 
-/// The four records (explicit IV, then `body_len` bytes of CBC data).
-fn records(config: RecordConfig, enc: &[u8], mac: &[u8], body_len: usize) -> [Vec<u8>; 4] {
+/// The records of each class (explicit IV, then `body_len` bytes of CBC
+/// data).
+fn records(config: RecordConfig, enc: &[u8], mac: &[u8], body_len: usize) -> [Vec<u8>; N] {
     let aes = AesCbcKey::with_backend(config.combination.cipher(), enc, Backend::Portable)
         .expect("AES key");
     let hmac =
@@ -146,7 +162,20 @@ fn records(config: RecordConfig, enc: &[u8], mac: &[u8], body_len: usize) -> [Ve
         record.extend(body);
         record
     };
-    [build(0), build(1), build(2), build(3)]
+    // One ciphertext bit flipped in the first or the second block.
+    let flipped = |block: usize| {
+        let mut r = build(0);
+        r[16 + 16 * block] ^= 0x01;
+        r
+    };
+    [
+        build(0),
+        build(1),
+        build(2),
+        build(3),
+        flipped(0),
+        flipped(1),
+    ]
 }
 
 /// What is timed: the library's opener, or a deliberately leaky one.
@@ -189,17 +218,17 @@ fn naive_open(aes: &AesCbcKey, mac: &HmacKey, buf: &mut [u8]) -> Result<usize, E
 }
 
 struct Outcome {
-    n: [u64; 4],
+    n: [u64; N],
     /// Per class: median time of one open, in nanoseconds.
-    median_ns: [f64; 4],
+    median_ns: [f64; N],
     /// Per pair: largest |t| over the crops, and the crop it came from.
-    max_t: [(f64, String); 4],
+    max_t: [(f64, String); PAIRS.len()],
 }
 
 /// Measures `subject` on the three records for `duration`.
 fn measure(
     subject: &mut Subject,
-    recs: &[Vec<u8>; 4],
+    recs: &[Vec<u8>; N],
     duration: Duration,
     rng: &mut Rng,
 ) -> Outcome {
@@ -207,12 +236,13 @@ fn measure(
     for (class, rec) in recs.iter().enumerate() {
         let mut b = rec.clone();
         let valid = class == 0 || class == 3;
+        // (The control classes are bad MACs: rejected.)
         assert_eq!(subject.open(&mut b), valid, "{}", CLASSES[class]);
     }
     let len = recs[0].len();
     let mut bufs = vec![0u8; len * BATCH];
     let mut sample = |rng: &mut Rng| {
-        let class = (rng.next() % 4) as usize;
+        let class = (rng.next() % N as u64) as usize;
         for chunk in bufs.chunks_mut(len) {
             chunk.copy_from_slice(&recs[class]);
         }
@@ -237,10 +267,10 @@ fn measure(
         names.push(format!("p{:.1}", 100.0 * p));
     }
 
-    let mut stats = vec![[Stats::default(); 4]; thresholds.len()];
+    let mut stats = vec![[Stats::default(); N]; thresholds.len()];
     // A reservoir per class for the medians.
-    let mut kept: [Vec<f64>; 4] = Default::default();
-    let mut n = [0u64; 4];
+    let mut kept: [Vec<f64>; N] = Default::default();
+    let mut n = [0u64; N];
     let deadline = Instant::now() + duration;
     while Instant::now() < deadline {
         for _ in 0..256 {
@@ -257,7 +287,7 @@ fn measure(
         }
     }
 
-    let mut max_t: [(f64, String); 4] = Default::default();
+    let mut max_t: [(f64, String); PAIRS.len()] = Default::default();
     for (p, &(a, b)) in PAIRS.iter().enumerate() {
         for (s, name) in stats.iter().zip(&names) {
             if s[a].n < 100.0 || s[b].n < 100.0 {
@@ -305,16 +335,17 @@ fn main() {
         duration.as_secs_f64()
     );
     println!(
-        "{:<14} {:<17} {:>5} {:>27} {:>23}  {:>16} {:>16} {:>16} {:>16}",
+        "{:<14} {:<17} {:>5} {:>41} {:>35}  {:>16} {:>16} {:>16} {:>16} {:>16}",
         "backend",
         "combination",
         "frag",
-        "n valid/pad/mac/max",
-        "median ns valid/pad/mac/max",
+        "n valid/pad/mac/max/ct0/ct1",
+        "median ns valid/pad/mac/max/ct0/ct1",
         "bad-pad~bad-mac",
         "valid~valid-max",
         "valid~bad-pad",
-        "valid~bad-mac"
+        "valid~bad-mac",
+        "ctl ct0~ct1"
     );
     let mut leaks = 0;
     let subjects: Vec<Option<Backend>> = Backend::available().map(Some).chain([None]).collect();
@@ -364,16 +395,17 @@ fn main() {
                 }
                 let m = out.median_ns;
                 println!(
-                    "{:<14} {:<17} {:>5} {:>27} {:>23}  {:>16} {:>16} {:>16} {:>16}",
+                    "{:<14} {:<17} {:>5} {:>41} {:>35}  {:>16} {:>16} {:>16} {:>16} {:>16}",
                     name,
                     combination.name(),
                     recs[0].len(),
-                    format!("{}/{}/{}/{}", out.n[0], out.n[1], out.n[2], out.n[3]),
-                    format!("{:.0}/{:.0}/{:.0}/{:.0}", m[0], m[1], m[2], m[3]),
+                    out.n.map(|x| x.to_string()).join("/"),
+                    m.map(|x| format!("{x:.0}")).join("/"),
                     cells[0],
                     cells[1],
                     cells[2],
-                    cells[3]
+                    cells[3],
+                    cells[4]
                 );
             }
         }
@@ -381,7 +413,9 @@ fn main() {
     println!(
         "t: Welch's t of the first class's time minus the second's, the largest |t| over the \
          uncropped and 10 cropped distributions (crop in parentheses); ! marks |t| > {THRESHOLD}. \
-         `naive` is a variable-time open written in this bench, for comparison."
+         `naive` is a variable-time open written in this bench, for comparison. ctl: the \
+         control, two bad-MAC classes differing only in which ciphertext bit is flipped: \
+         the |t| of no signal."
     );
     println!(
         "library lines over the threshold in bad-pad~bad-mac or valid~valid-max (same public \

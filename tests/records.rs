@@ -539,3 +539,76 @@ proptest! {
         prop_assert!(opener.open_in_place(0, 23, &mut r).is_err());
     }
 }
+
+#[test]
+fn rejected_records_leave_no_plaintext() {
+    // A rejected record that was decrypted is wiped: after the open, the
+    // region after the explicit IV holds zeros, not unauthenticated
+    // plaintext. An encrypt-then-MAC record whose MAC fails is never
+    // decrypted and stays as it came.
+    use cbc_hmac::{AesCbcKey, HmacKey};
+    for backend in Backend::available() {
+        for config in configs() {
+            let keys = Keys::new(config, 11);
+            let (mut sealer, mut opener) = pair(config, &keys, backend);
+            let pt = plaintext(100, 5);
+            let record = seal(&mut sealer, 4, 23, &pt);
+            let offset = config.version.explicit_iv_len();
+            let m = config.combination.mac().output_len();
+            // The wrong sequence number: a bad MAC over a body that
+            // decrypts to the whole plaintext.
+            let mut buf = record.clone();
+            assert_eq!(
+                opener.open_in_place(5, 23, &mut buf),
+                Err(Error::BadRecordMac),
+                "{config:?} on {backend}"
+            );
+            match config.mac_order {
+                MacOrder::MacThenEncrypt => assert!(
+                    buf[offset..].iter().all(|&b| b == 0),
+                    "{config:?} on {backend}: plaintext left after a reject"
+                ),
+                MacOrder::EncryptThenMac => {
+                    assert_eq!(buf, record, "{config:?} on {backend}: not decrypted")
+                }
+            }
+            if config.mac_order == MacOrder::MacThenEncrypt
+                || config.version == ProtocolVersion::Tls10
+            {
+                continue;
+            }
+            // Encrypt-then-MAC with a right MAC over a bad padding: it is
+            // decrypted, rejected, and wiped up to the MAC.
+            let c = config.combination;
+            let aes = AesCbcKey::new(c.cipher(), &keys.enc).unwrap();
+            let mac = HmacKey::new(c.mac(), &keys.mac).unwrap();
+            let mut body = plaintext(107, 6);
+            body.extend([4, 4, 4, 9, 4]);
+            let iv = [0x33u8; 16];
+            aes.encrypt(&iv, &mut body).unwrap();
+            let mut forged = iv.to_vec();
+            forged.extend(&body);
+            let mut header = [0u8; 13];
+            header[..8].copy_from_slice(&4u64.to_be_bytes());
+            header[8] = 23;
+            header[9..11].copy_from_slice(&config.version.wire());
+            header[11..].copy_from_slice(&(forged.len() as u16).to_be_bytes());
+            let mut ctx = mac.context();
+            ctx.update(&header);
+            ctx.update(&forged);
+            let tag = ctx.finish();
+            forged.extend_from_slice(tag.as_bytes());
+            assert_eq!(
+                opener.open_in_place(4, 23, &mut forged),
+                Err(Error::BadRecordMac),
+                "{config:?} on {backend}: bad padding"
+            );
+            let end = forged.len() - m;
+            assert!(
+                forged[offset..end].iter().all(|&b| b == 0),
+                "{config:?} on {backend}: plaintext left after a padding reject"
+            );
+            assert_eq!(&forged[end..], tag.as_bytes());
+        }
+    }
+}

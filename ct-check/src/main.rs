@@ -16,9 +16,12 @@
 //!   on any error except at the declassification sites listed in
 //!   [`analyze::SITES`], and if one of those was never reached (the marking
 //!   did not take).
+//! - `ct-check trace [--full | --self-test]`: the trace-equality check on
+//!   the real CPU under `ptrace` (see [`trace`] and `trace.sh`).
 
 mod analyze;
 mod records;
+mod trace;
 mod valgrind;
 
 use std::process::ExitCode;
@@ -85,8 +88,12 @@ fn main() -> ExitCode {
             }
         }
         Some("analyze") if args.len() > 1 => analyze::main(&args[1..]),
+        Some("trace") => trace::main(&args[1..]),
+        Some("trace-child") => trace::child::main(),
         _ => {
-            eprintln!("usage: ct-check list | run BACKEND [--native] | analyze FILE.xml...");
+            eprintln!(
+                "usage: ct-check list | run BACKEND [--native] | analyze FILE.xml... | trace [--full | --self-test]"
+            );
             ExitCode::from(2)
         }
     }

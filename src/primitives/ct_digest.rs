@@ -79,8 +79,10 @@ pub(crate) fn finish_with_secret_len<H: HashFunction, C: Compress<H>>(
         let t = ct::barrier(len + buffered + BIAS - start);
         let lo = BIAS - 1;
         let hi = BIAS + block_len;
-        let t = ct::select(ct::lt(t, lo), lo, t);
-        let t = ct::select(ct::lt(hi, t), hi, t);
+        // The clamp masks through the barrier too, or the selects become
+        // `cmov`s (or, with a later compiler, branches) in the loop.
+        let t = ct::select(ct::barrier(ct::lt(t, lo)), lo, t);
+        let t = ct::select(ct::barrier(ct::lt(hi, t)), hi, t);
         // Offsets by 256 so every lane value is a small positive u16.
         let t = (t + 256 - BIAS) as u16;
         // Through the barrier: a mask known to be 0 or all ones may become

@@ -47,8 +47,10 @@ pub(crate) fn check_padding(body: &[u8], mac_len: usize) -> (usize, usize) {
     let len = body.len();
     debug_assert!(len > mac_len);
     let pad = ct::barrier(body[len - 1] as usize);
-    // The padding and the MAC must fit in the record.
-    let fits = ct::ge(len, mac_len + 1 + pad);
+    // The padding and the MAC must fit in the record. Each mask goes
+    // through the barrier: known to be 0 or all ones, the compiler would
+    // otherwise be free to select with a `cmov` or a branch.
+    let fits = ct::barrier(ct::ge(len, mac_len + 1 + pad));
     let window = len.min(MAX_PADDING_SPAN);
     let tail = &body[len - window..];
     // Index in `tail` of the first padding byte, clamped at 0 (a padding
@@ -57,12 +59,23 @@ pub(crate) fn check_padding(body: &[u8], mac_len: usize) -> (usize, usize) {
     let first = ct::select(too_long, 0, (window - 1).wrapping_sub(pad)) as u8;
     let p = pad as u8;
     let mut diff = 0u8;
-    // On u8 lanes (`window <= 256`), so that it vectorises 16 bytes wide.
-    for (k, &b) in tail.iter().enumerate() {
-        let in_pad = ct::le_u8(first, k as u8);
+    // On u8 lanes (`window <= 256`) in whole 16-byte chunks, so that it
+    // vectorises 16 bytes wide with no scalar remainder loop, where the
+    // compiler would pick a `cmov` for each byte's mask.
+    let (chunks, rest) = tail.as_chunks::<16>();
+    for (c, chunk) in chunks.iter().enumerate() {
+        for (j, &b) in chunk.iter().enumerate() {
+            let in_pad = ct::le_u8(first, (16 * c + j) as u8);
+            diff |= in_pad & (b ^ p);
+        }
+    }
+    // Only for a body that is not whole blocks (no caller has one).
+    for (j, &b) in rest.iter().enumerate() {
+        let k = (16 * chunks.len() + j) as u8;
+        let in_pad = ct::barrier(ct::le_u8(first, k) as usize) as u8;
         diff |= in_pad & (b ^ p);
     }
-    let good = fits & ct::is_zero(diff as usize);
+    let good = ct::barrier(fits & ct::is_zero(diff as usize));
     (good, good & (pad + 1))
 }
 

@@ -80,6 +80,29 @@ impl Opener {
     /// Opens the fragment `buf` (explicit IV, ciphertext, and MAC for
     /// encrypt-then-MAC) in place and returns the plaintext, a sub-slice of
     /// `buf`. `seq` and `content_type` are those the record was sealed with.
+    ///
+    /// When a record that was decrypted is rejected
+    /// ([`Error::BadRecordMac`]), the decrypted region (everything after the
+    /// explicit IV, up to the MAC for encrypt-then-MAC) is zeroed, so no
+    /// unauthenticated plaintext is left in `buf`. An encrypt-then-MAC record
+    /// whose MAC fails is never decrypted and is left as it came.
+    ///
+    /// ```
+    /// use cbc_hmac::{Combination, Error, MacOrder, Opener, ProtocolVersion, RecordConfig, RecordKeys};
+    ///
+    /// let config = RecordConfig::new(
+    ///     Combination::Aes128CbcSha1,
+    ///     ProtocolVersion::Tls12,
+    ///     MacOrder::MacThenEncrypt,
+    /// );
+    /// let keys = RecordKeys { enc_key: &[7; 16], mac_key: &[9; 20], iv: None };
+    /// let mut opener = Opener::new(config, keys)?;
+    /// // A fragment that is not a valid record: rejected, and its body wiped.
+    /// let mut fragment = [0x5au8; 16 + 32];
+    /// assert_eq!(opener.open_in_place(0, 23, &mut fragment), Err(Error::BadRecordMac));
+    /// assert!(fragment[16..].iter().all(|&b| b == 0));
+    /// # Ok::<(), Error>(())
+    /// ```
     pub fn open_in_place<'b>(
         &mut self,
         seq: u64,
@@ -132,6 +155,9 @@ impl Opener {
                 );
                 // The one declassification: accept or reject.
                 if ok != usize::MAX {
+                    // Leave no decrypted byte behind: the same wipe for
+                    // every reject of this length, none on accept.
+                    body.fill(0);
                     return Err(Error::BadRecordMac);
                 }
                 self.advance(next_iv);
@@ -151,6 +177,7 @@ impl Opener {
                 self.decrypt(&mut iv, body);
                 let (good, padding_total) = check_padding(body, 0);
                 if good != usize::MAX {
+                    body.fill(0);
                     return Err(Error::BadRecordMac);
                 }
                 self.advance(iv);

@@ -1,0 +1,123 @@
+//! The traced side (`ct-check trace-child`): reads one case from stdin,
+//! prepares everything, then runs the one call under test between two
+//! `int3` markers. Exits 0 if the call gave the answer the case expects.
+
+use std::io::Read;
+use std::process::ExitCode;
+
+use cbc_hmac::{Error, HmacKey, Opener, ProtocolVersion, RecordKeys};
+
+use super::case::{Case, Op};
+use super::leaky;
+
+/// The content type every traced record is sealed with.
+pub const CONTENT_TYPE: u8 = 23;
+
+/// Fixed work buffer: allocated first, so it is at the same address in
+/// every run whatever the case.
+const WORK_LEN: usize = 1 << 16;
+
+/// The marker the tracer stops at and stops before.
+#[inline(always)]
+fn marker() {
+    // SAFETY: `int3` only raises SIGTRAP, which the tracer takes; without
+    // a tracer the child would die of it, and it is only ever run traced.
+    unsafe { core::arch::asm!("int3") };
+}
+
+pub fn main() -> ExitCode {
+    let mut work = vec![0u8; WORK_LEN];
+    let mut input = Vec::with_capacity(WORK_LEN);
+    if std::io::stdin().lock().read_to_end(&mut input).is_err() {
+        return ExitCode::from(2);
+    }
+    let Some(case) = Case::decode(&input) else {
+        eprintln!("trace-child: bad case");
+        return ExitCode::from(2);
+    };
+    let got = match case.op {
+        Op::Verify => verify(&case, &mut work),
+        _ => open(&case, &mut work),
+    };
+    match got {
+        Ok(got) if got == case.expect => ExitCode::SUCCESS,
+        Ok(got) => {
+            eprintln!(
+                "trace-child: {:?} {:?} on {}: got {got:?}, expected {:?}",
+                case.op, case.config, case.backend, case.expect
+            );
+            ExitCode::from(1)
+        }
+        Err(e) => {
+            eprintln!("trace-child: {e}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+fn open(case: &Case, work: &mut [u8]) -> Result<Option<usize>, String> {
+    let config = case.config;
+    let keys = RecordKeys {
+        enc_key: &case.enc_key,
+        mac_key: &case.mac_key,
+        iv: (config.version == ProtocolVersion::Tls10).then_some(&case.iv[..]),
+    };
+    let n = case.data.len();
+    work[..n].copy_from_slice(&case.data);
+    let frag = &mut work[..n];
+    let result = if case.op == Op::Open {
+        let mut opener = Opener::with_backend(config, keys, case.backend)
+            .map_err(|e| format!("opener: {e:?}"))?;
+        traced_open(&mut opener, case.seq, frag)
+    } else {
+        let leak = leaky::Leaky::new(case).map_err(|e| format!("leaky: {e:?}"))?;
+        traced_leak(&leak, case.op, case.seq, frag)
+    };
+    match result {
+        Ok(len) => Ok(Some(len)),
+        Err(Error::BadRecordMac) => Ok(None),
+        Err(e) => Err(format!("open: {e:?}")),
+    }
+}
+
+/// One open between the markers; the plaintext length is read after.
+#[inline(never)]
+fn traced_open(opener: &mut Opener, seq: u64, frag: &mut [u8]) -> Result<usize, Error> {
+    marker();
+    let r = opener
+        .open_in_place(seq, CONTENT_TYPE, frag)
+        .map(|p| p.len());
+    marker();
+    r
+}
+
+#[inline(never)]
+fn traced_leak(leak: &leaky::Leaky, op: Op, seq: u64, frag: &mut [u8]) -> Result<usize, Error> {
+    marker();
+    let r = leak.open(op, seq, frag);
+    marker();
+    r
+}
+
+fn verify(case: &Case, work: &mut [u8]) -> Result<Option<usize>, String> {
+    let key = HmacKey::with_backend(case.alg, &case.mac_key, case.backend)
+        .map_err(|e| format!("key: {e:?}"))?;
+    let (msg, tag) = work.split_at_mut(WORK_LEN / 2);
+    let n = case.data.len();
+    msg[..n].copy_from_slice(&case.data);
+    let t = case.tag.len();
+    tag[..t].copy_from_slice(&case.tag);
+    match traced_verify(&key, &msg[..n], &tag[..t]) {
+        Ok(()) => Ok(Some(n)),
+        Err(Error::BadMac) => Ok(None),
+        Err(e) => Err(format!("verify: {e:?}")),
+    }
+}
+
+#[inline(never)]
+fn traced_verify(key: &HmacKey, msg: &[u8], tag: &[u8]) -> Result<(), Error> {
+    marker();
+    let r = key.verify(msg, tag);
+    marker();
+    r
+}
