@@ -3,7 +3,10 @@
 use core::fmt;
 
 use super::explicit_iv::IvGenerator;
-use super::{MAX_PLAINTEXT_LEN, MacOrder, ProtocolVersion, RecordConfig, RecordKeys, mac_header};
+use super::{
+    MAX_PLAINTEXT_LEN, MacOrder, ProtocolVersion, RecordConfig, RecordKeys, mac_header,
+    mac_header_after, mac_prefix, padded_len,
+};
 use crate::backends::{self, Backend};
 use crate::error::Error;
 use crate::{AesCbcKey, HmacKey};
@@ -170,20 +173,7 @@ impl Sealer {
     }
 
     fn check(&self, buf: &[u8], plaintext_len: usize) -> Result<(), Error> {
-        if plaintext_len > MAX_PLAINTEXT_LEN {
-            return Err(Error::PlaintextTooLong {
-                len: plaintext_len,
-                max: MAX_PLAINTEXT_LEN,
-            });
-        }
-        let needed = self.sealed_len(plaintext_len);
-        if buf.len() < needed {
-            return Err(Error::BufferTooSmall {
-                needed,
-                actual: buf.len(),
-            });
-        }
-        Ok(())
+        check_seal_len(plaintext_len, self.sealed_len(plaintext_len), buf.len())
     }
 
     /// Seals with lengths already checked.
@@ -201,18 +191,9 @@ impl Sealer {
         buf[..offset].copy_from_slice(&iv[..offset]);
         let n = match self.config.mac_order {
             MacOrder::MacThenEncrypt => {
-                let header = mac_header(seq, content_type, version, plaintext_len);
-                let body_len = padded_len(plaintext_len + m);
-                let body = &mut buf[offset..offset + body_len];
-                backends::seal_mac_then_encrypt(
-                    self.aes.raw(),
-                    &self.mac,
-                    &header,
-                    &mut iv,
-                    body,
-                    plaintext_len,
-                );
-                offset + body_len
+                let prefix = mac_prefix(seq, content_type, version);
+                let body = &mut buf[offset..];
+                offset + seal_body(&self.aes, &self.mac, &prefix, &mut iv, body, plaintext_len)
             }
             MacOrder::EncryptThenMac => {
                 let end = offset + padded_len(plaintext_len);
@@ -236,6 +217,48 @@ impl Sealer {
     }
 }
 
+/// The checks before a seal: the plaintext fits a record and the buffer
+/// holds the `needed` bytes of the sealed output.
+pub(crate) fn check_seal_len(
+    plaintext_len: usize,
+    needed: usize,
+    available: usize,
+) -> Result<(), Error> {
+    if plaintext_len > MAX_PLAINTEXT_LEN {
+        return Err(Error::PlaintextTooLong {
+            len: plaintext_len,
+            max: MAX_PLAINTEXT_LEN,
+        });
+    }
+    if available < needed {
+        return Err(Error::BufferTooSmall {
+            needed,
+            actual: available,
+        });
+    }
+    Ok(())
+}
+
+/// Seals the plaintext at `buf[..plaintext_len]` MAC-then-encrypt, in
+/// place, with the least padding and the MAC header `prefix || length`,
+/// CBC from `iv` (which becomes the last ciphertext block). `buf` holds at
+/// least [`padded_len`]`(plaintext_len + MAC length)` bytes (checked by
+/// the caller); returns that length.
+pub(crate) fn seal_body(
+    aes: &AesCbcKey,
+    mac: &HmacKey,
+    prefix: &[u8; 11],
+    iv: &mut [u8; 16],
+    buf: &mut [u8],
+    plaintext_len: usize,
+) -> usize {
+    let header = mac_header_after(prefix, plaintext_len);
+    let body_len = padded_len(plaintext_len + mac.output_len());
+    let body = &mut buf[..body_len];
+    backends::seal_mac_then_encrypt(aes.raw(), mac, &header, iv, body, plaintext_len);
+    body_len
+}
+
 impl fmt::Debug for Sealer {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Sealer")
@@ -243,9 +266,4 @@ impl fmt::Debug for Sealer {
             .field("backend", &self.backend())
             .finish_non_exhaustive()
     }
-}
-
-/// `len` plus at least one padding byte, rounded up to whole blocks.
-const fn padded_len(len: usize) -> usize {
-    (len + 1).next_multiple_of(16)
 }
