@@ -24,7 +24,8 @@
 //! # Layers
 //!
 //! - [`record`]: TLS/DTLS record formats, sequence numbers, padding, MAC
-//!   order, and the constant-time open.
+//!   order, and the constant-time open; [`TlsAead`], the same records behind
+//!   the AEAD-shaped interface of BoringSSL's legacy TLS AEADs.
 //! - Primitives: [`AesCbcKey`] (key schedule expanded once), [`HmacKey`]
 //!   (inner and outer states precomputed once), [`digest`].
 //! - [`Backend`]: the implementation chosen once per keyed object.
@@ -53,7 +54,8 @@ pub use key_schedule::{KeyBlock, MasterSecret, Prf};
 pub use primitives::aes_cbc::AesCbcKey;
 pub use primitives::hmac::{HmacContext, HmacKey, Tag, digest, digest_with_backend};
 pub use record::{
-    MacOrder, Opener, ProtocolVersion, RecordConfig, RecordKeys, Sealer, dtls_sequence,
+    MacOrder, Opener, ProtocolVersion, RecordConfig, RecordKeys, Sealer, TlsAead, TlsAeadAlgorithm,
+    TlsAeadIv, dtls_sequence,
 };
 
 /// The README's examples run as doctests.

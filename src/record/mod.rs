@@ -29,11 +29,13 @@ mod ct_open;
 mod explicit_iv;
 mod opener;
 mod sealer;
+mod tls_aead;
 mod version;
 
 pub use config::{MacOrder, RecordConfig, RecordKeys};
 pub use opener::Opener;
 pub use sealer::Sealer;
+pub use tls_aead::{TlsAead, TlsAeadAlgorithm, TlsAeadIv};
 pub use version::{ProtocolVersion, dtls_sequence};
 
 /// Largest plaintext a record carries: 2^14 bytes (RFC 5246 section 6.2.1).
@@ -44,7 +46,8 @@ pub const MAX_PLAINTEXT_LEN: usize = 1 << 14;
 pub const MAX_FRAGMENT_LEN: usize = (1 << 14) + 2048;
 
 /// The 11 bytes of the MAC header that do not depend on the record's
-/// length: `seq(8) || type(1) || version(2)`.
+/// length: `seq(8) || type(1) || version(2)`, the additional data of the
+/// AEAD form ([`TlsAead`]).
 #[inline]
 pub(crate) fn mac_prefix(seq: u64, content_type: u8, version: [u8; 2]) -> [u8; 11] {
     let mut p = [0u8; 11];

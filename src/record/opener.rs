@@ -159,7 +159,7 @@ impl Opener {
 /// whole blocks, at least [`min_mac_then_encrypt_len`]), CBC from `iv`,
 /// with the MAC header `prefix || length`. Returns the plaintext length:
 /// the plaintext is `body[..len]`. `next_iv` receives the last ciphertext
-/// block.
+/// block. Shared with [`crate::TlsAead`].
 pub(crate) fn open_body(
     aes: &AesCbcKey,
     mac: &HmacKey,

@@ -243,7 +243,7 @@ pub(crate) fn check_seal_len(
 /// place, with the least padding and the MAC header `prefix || length`,
 /// CBC from `iv` (which becomes the last ciphertext block). `buf` holds at
 /// least [`padded_len`]`(plaintext_len + MAC length)` bytes (checked by
-/// the caller); returns that length.
+/// the caller); returns that length. Shared with [`crate::TlsAead`].
 pub(crate) fn seal_body(
     aes: &AesCbcKey,
     mac: &HmacKey,
