@@ -6,6 +6,11 @@
 //! MAC sequence value (for DTLS `epoch << 48 | sequence`, see
 //! [`dtls_sequence`]) and the content type.
 //!
+//! For code written against BoringSSL's or aws-lc's legacy TLS AEADs,
+//! [`TlsAead`] offers the MAC-then-encrypt records in that shape: the CBC
+//! IV as nonce (or chained), and 11 bytes of additional data whose version
+//! bytes are taken as they are.
+//!
 //! # Formats
 //!
 //! MAC-then-encrypt (RFC 5246 section 6.2.3.2, RFC 4346, RFC 2246):

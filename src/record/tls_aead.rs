@@ -1,101 +1,5 @@
-//! MAC-then-encrypt TLS CBC records behind an AEAD-shaped interface, laid
-//! out like the legacy TLS AEADs of BoringSSL and aws-lc
-//! (`EVP_aead_aes_128_cbc_sha1_tls`, `..._tls_implicit_iv`, ...), for
-//! record layers and test suites written against those.
-//!
-//! - **Key**: `mac_key || enc_key`, and `|| iv` (16 bytes) for the
-//!   implicit-IV form ([`TlsAeadAlgorithm::key_len`]).
-//! - **Nonce**: the 16-byte CBC IV (explicit-IV form: the record layer
-//!   sends it in front of the record), or empty (implicit-IV form: the IV
-//!   of each record is the last ciphertext block of the one before, the
-//!   first one from the key, as in TLS 1.0).
-//! - **Additional data**: 11 bytes, `seq(8) || type(1) || version(2)`,
-//!   taken as bytes: any version, with any combination.
-//! - **MAC**: `HMAC(ad || len(plaintext) as 2 bytes || plaintext)`.
-//! - **Sealed output**: `CBC(plaintext || MAC || padding)` without the IV,
-//!   [`TlsAeadAlgorithm::sealed_len`] bytes (the least padding; at most
-//!   [`TlsAeadAlgorithm::max_overhead`] more than the plaintext).
-//!
-//! It is the record format of [`crate::Sealer`] and [`crate::Opener`] for
-//! MAC-then-encrypt with the version taken from the additional data, and
-//! runs the same code: the stitched seal and the constant-time open of
-//! `ct_open` (public length checks first, with their own errors; then one
-//! [`Error::BadRecordMac`] for bad padding and bad MAC alike, decided
-//! without branches or memory accesses that depend on either). Nothing
-//! allocates.
-//!
-//! ```
-//! use cbc_hmac::{TlsAead, TlsAeadAlgorithm};
-//!
-//! // EVP_aead_aes_128_cbc_sha1_tls: key = mac_key (20) || enc_key (16).
-//! let algorithm = TlsAeadAlgorithm::AES_128_CBC_SHA1_TLS;
-//! let key = [7u8; 36];
-//! let mut sealer = TlsAead::new(algorithm, &key)?;
-//! let mut opener = TlsAead::new(algorithm, &key)?;
-//!
-//! // seq 5, application_data, TLS 1.2; the nonce is the explicit IV.
-//! let mut ad = [0u8; 11];
-//! ad[..8].copy_from_slice(&5u64.to_be_bytes());
-//! ad[8] = 23;
-//! ad[9..].copy_from_slice(&[3, 3]);
-//! let iv = [0x42u8; 16];
-//!
-//! let message = b"GET / HTTP/1.1\r\n\r\n";
-//! let mut record = [0u8; 128];
-//! let n = sealer.seal(&iv, &ad, message, &mut record)?;
-//! assert_eq!(n, algorithm.sealed_len(message.len()));
-//!
-//! let plaintext = opener.open_in_place(&iv, &ad, &mut record[..n])?;
-//! assert_eq!(plaintext, message);
-//!
-//! // Any damage is the one authentication error.
-//! let n = sealer.seal(&iv, &ad, message, &mut record)?;
-//! record[3] ^= 1;
-//! assert_eq!(
-//!     opener.open_in_place(&iv, &ad, &mut record[..n]),
-//!     Err(cbc_hmac::Error::BadRecordMac)
-//! );
-//! # Ok::<(), cbc_hmac::Error>(())
-//! ```
-//!
-//! # What is offered, and how it differs from BoringSSL and aws-lc
-//!
-//! - **Algorithms**: all five combinations in both forms
-//!   ([`TlsAeadAlgorithm::ALL`]). BoringSSL has AES-128/256-CBC-SHA1 in
-//!   both forms and AES-128-CBC-SHA256 explicit-IV only (its older
-//!   releases also AES-256-CBC-SHA256 and AES-256-CBC-SHA384, explicit
-//!   IV); aws-lc has AES-128/256-CBC-SHA1 and AES-128-CBC-SHA256 in both
-//!   forms and AES-256-CBC-SHA384 explicit-IV. The others here
-//!   (AES-256-CBC-SHA256, and the implicit-IV SHA-256/SHA-384 forms beyond
-//!   aws-lc's) follow the same rules. No 3DES or NULL cipher.
-//! - **Directions**: a BoringSSL context seals or opens, chosen at
-//!   initialisation; a [`TlsAead`] does both. In the implicit-IV form it
-//!   keeps one IV chain for sealing and one for opening, each starting at
-//!   the key's IV, so one object per direction behaves as BoringSSL's
-//!   context does.
-//! - **Padding**: sealing always writes the least padding (BoringSSL's
-//!   seal does too); opening accepts any valid padding length, 0 to 255.
-//! - **Lengths**: plaintexts up to 2^14 bytes
-//!   ([`Error::PlaintextTooLong`]) and ciphertexts up to 2^14 + 2048 bytes
-//!   ([`Error::RecordTooLong`]), the record limits of RFC 5246 section
-//!   6.2; BoringSSL takes up to `INT_MAX` bytes (its MAC length field then
-//!   wraps).
-//! - **Errors**: typed. Publicly invalid ciphertexts get their own errors
-//!   ([`Error::RecordTooShort`], [`Error::RecordNotBlockAligned`]) where
-//!   BoringSSL reports `CIPHER_R_BAD_DECRYPT` for everything; bad padding
-//!   and bad MAC are [`Error::BadRecordMac`]. Wrong key, nonce and
-//!   additional-data lengths are [`Error::InvalidKeyLength`],
-//!   [`Error::InvalidNonceLength`] and [`Error::InvalidAdLength`].
-//! - **A failed open** zeroes the bytes it decrypted (as
-//!   `EVP_AEAD_CTX_open` clears its output). In the implicit-IV form the
-//!   open chain does not advance on a failure (BoringSSL's cipher context
-//!   has moved on by then); after a failure a TLS connection is closed, so
-//!   neither chain is used again.
-//! - **Buffers**: [`TlsAead::seal`] writes ciphertext and "tag" (the
-//!   encrypted MAC and padding) in one buffer, as `EVP_AEAD_CTX_seal`
-//!   does; there is no scatter form. [`TlsAead::open`] needs an output
-//!   buffer as long as the ciphertext, as BoringSSL does. The tag length
-//!   is always the MAC's (`EVP_AEAD_DEFAULT_TAG_LENGTH`).
+//! The AEAD-shaped interface to MAC-then-encrypt TLS CBC records, in the
+//! shape of BoringSSL's and aws-lc's legacy TLS AEADs: see [`TlsAead`].
 
 use core::fmt;
 use core::str::FromStr;
@@ -306,9 +210,108 @@ impl FromStr for TlsAeadAlgorithm {
     }
 }
 
-/// A keyed legacy TLS AEAD: seals and opens MAC-then-encrypt CBC records
-/// given a nonce and 11 bytes of additional data (see the [module
-/// documentation](self) for the layout and what differs from BoringSSL).
+/// A keyed legacy TLS AEAD: MAC-then-encrypt TLS CBC records behind an
+/// AEAD-shaped interface, laid out like the legacy TLS AEADs of BoringSSL
+/// and aws-lc (`EVP_aead_aes_128_cbc_sha1_tls`, `..._tls_implicit_iv`,
+/// ...), for record layers and test suites written against those.
+///
+///
+/// - **Key**: `mac_key || enc_key`, and `|| iv` (16 bytes) for the
+///   implicit-IV form ([`TlsAeadAlgorithm::key_len`]).
+/// - **Nonce**: the 16-byte CBC IV (explicit-IV form: the record layer
+///   sends it in front of the record), or empty (implicit-IV form: the IV
+///   of each record is the last ciphertext block of the one before, the
+///   first one from the key, as in TLS 1.0).
+/// - **Additional data**: 11 bytes, `seq(8) || type(1) || version(2)`,
+///   taken as bytes: any version, with any combination.
+/// - **MAC**: `HMAC(ad || len(plaintext) as 2 bytes || plaintext)`.
+/// - **Sealed output**: `CBC(plaintext || MAC || padding)` without the IV,
+///   [`TlsAeadAlgorithm::sealed_len`] bytes (the least padding; at most
+///   [`TlsAeadAlgorithm::max_overhead`] more than the plaintext).
+///
+/// It is the record format of [`crate::Sealer`] and [`crate::Opener`] for
+/// MAC-then-encrypt with the version taken from the additional data, and
+/// runs the same code: the stitched seal and the constant-time open of
+/// `ct_open` (public length checks first, with their own errors; then one
+/// [`Error::BadRecordMac`] for bad padding and bad MAC alike, decided
+/// without branches or memory accesses that depend on either). Nothing
+/// allocates.
+///
+/// ```
+/// use cbc_hmac::{TlsAead, TlsAeadAlgorithm};
+///
+/// // EVP_aead_aes_128_cbc_sha1_tls: key = mac_key (20) || enc_key (16).
+/// let algorithm = TlsAeadAlgorithm::AES_128_CBC_SHA1_TLS;
+/// let key = [7u8; 36];
+/// let mut sealer = TlsAead::new(algorithm, &key)?;
+/// let mut opener = TlsAead::new(algorithm, &key)?;
+///
+/// // seq 5, application_data, TLS 1.2; the nonce is the explicit IV.
+/// let mut ad = [0u8; 11];
+/// ad[..8].copy_from_slice(&5u64.to_be_bytes());
+/// ad[8] = 23;
+/// ad[9..].copy_from_slice(&[3, 3]);
+/// let iv = [0x42u8; 16];
+///
+/// let message = b"GET / HTTP/1.1\r\n\r\n";
+/// let mut record = [0u8; 128];
+/// let n = sealer.seal(&iv, &ad, message, &mut record)?;
+/// assert_eq!(n, algorithm.sealed_len(message.len()));
+///
+/// let plaintext = opener.open_in_place(&iv, &ad, &mut record[..n])?;
+/// assert_eq!(plaintext, message);
+///
+/// // Any damage is the one authentication error.
+/// let n = sealer.seal(&iv, &ad, message, &mut record)?;
+/// record[3] ^= 1;
+/// assert_eq!(
+///     opener.open_in_place(&iv, &ad, &mut record[..n]),
+///     Err(cbc_hmac::Error::BadRecordMac)
+/// );
+/// # Ok::<(), cbc_hmac::Error>(())
+/// ```
+///
+/// # What is offered, and how it differs from BoringSSL and aws-lc
+///
+/// - **Algorithms**: all five combinations in both forms
+///   ([`TlsAeadAlgorithm::ALL`]). BoringSSL has AES-128/256-CBC-SHA1 in
+///   both forms and AES-128-CBC-SHA256 explicit-IV only (its older
+///   releases also AES-256-CBC-SHA256 and AES-256-CBC-SHA384, explicit
+///   IV); aws-lc has AES-128/256-CBC-SHA1 and AES-128-CBC-SHA256 in both
+///   forms and AES-256-CBC-SHA384 explicit-IV. The two left,
+///   AES-256-CBC-SHA256 and AES-256-CBC-SHA384 with the implicit IV, have
+///   no counterpart there and follow the same rules. No 3DES or NULL
+///   cipher.
+/// - **Directions**: a BoringSSL context seals or opens, chosen at
+///   initialisation; a [`TlsAead`] does both. In the implicit-IV form it
+///   keeps one IV chain for sealing and one for opening, each starting at
+///   the key's IV, so one object per direction behaves as BoringSSL's
+///   context does.
+/// - **Padding**: sealing always writes the least padding (BoringSSL's
+///   seal does too); opening accepts any valid padding length, 0 to 255.
+/// - **Lengths**: plaintexts up to 2^14 bytes
+///   ([`Error::PlaintextTooLong`]) and ciphertexts up to 2^14 + 2048 bytes
+///   ([`Error::RecordTooLong`]), the record limits of RFC 5246 section
+///   6.2; BoringSSL takes up to `INT_MAX` bytes (its MAC length field then
+///   wraps).
+/// - **Errors**: typed. Publicly invalid ciphertexts get their own errors
+///   ([`Error::RecordTooShort`], [`Error::RecordNotBlockAligned`]) where
+///   BoringSSL reports `CIPHER_R_BAD_DECRYPT` for everything; bad padding
+///   and bad MAC are [`Error::BadRecordMac`]. Wrong key, nonce and
+///   additional-data lengths are [`Error::InvalidKeyLength`],
+///   [`Error::InvalidNonceLength`] and [`Error::InvalidAdLength`].
+/// - **A failed open** zeroes the bytes it decrypted (as
+///   `EVP_AEAD_CTX_open` clears its output). In the implicit-IV form the
+///   open chain does not advance on a failure (BoringSSL's cipher context
+///   has moved on by then); after a failure a TLS connection is closed, so
+///   neither chain is used again.
+/// - **Buffers**: [`TlsAead::seal`] writes ciphertext and "tag" (the
+///   encrypted MAC and padding) in one buffer, as `EVP_AEAD_CTX_seal`
+///   does; there is no scatter form. [`TlsAead::open`] needs an output
+///   buffer as long as the ciphertext, as BoringSSL does. The tag length
+///   is always the MAC's (`EVP_AEAD_DEFAULT_TAG_LENGTH`).
+///
+/// # State
 ///
 /// In the implicit-IV form the object carries the IV chains (one for
 /// sealing, one for opening): records must be sealed and opened in order,
@@ -316,7 +319,7 @@ impl FromStr for TlsAeadAlgorithm {
 /// explicit-IV form keeps no state between calls; its nonces must be
 /// unpredictable (TLS 1.1+ sends a fresh random IV per record).
 ///
-/// Key material is wiped on drop. No call allocates.
+/// Key material is wiped on drop.
 pub struct TlsAead {
     algorithm: TlsAeadAlgorithm,
     aes: AesCbcKey,
