@@ -1,6 +1,7 @@
 //! Typed errors. No operation panics on bad input; each kind of bad input
 //! has its own variant, except the authentication failures of
-//! [`crate::Opener`], which are one variant on purpose.
+//! [`crate::Opener`] and [`crate::TlsAead`], which are one variant on
+//! purpose.
 
 use core::fmt;
 
@@ -28,6 +29,22 @@ pub enum Error {
     },
     /// An IV had the wrong length (AES-CBC IVs are 16 bytes).
     InvalidIvLength {
+        /// Required length in bytes.
+        expected: usize,
+        /// Length given.
+        actual: usize,
+    },
+    /// A nonce of the wrong length for a [`crate::TlsAead`]: 16 bytes (the
+    /// CBC IV) for the explicit-IV form, none for the implicit-IV form.
+    InvalidNonceLength {
+        /// Required length in bytes.
+        expected: usize,
+        /// Length given.
+        actual: usize,
+    },
+    /// Additional data of the wrong length for a [`crate::TlsAead`]: always
+    /// 11 bytes, `seq(8) || type(1) || version(2)`.
+    InvalidAdLength {
         /// Required length in bytes.
         expected: usize,
         /// Length given.
@@ -172,6 +189,15 @@ impl fmt::Display for Error {
             }
             Error::InvalidIvLength { expected, actual } => {
                 write!(f, "invalid IV length {actual}, expected {expected}")
+            }
+            Error::InvalidNonceLength { expected, actual } => {
+                write!(f, "invalid nonce length {actual}, expected {expected}")
+            }
+            Error::InvalidAdLength { expected, actual } => {
+                write!(
+                    f,
+                    "invalid additional data length {actual}, expected {expected}"
+                )
             }
             Error::NotBlockAligned { len } => {
                 write!(f, "length {len} is not a multiple of the 16-byte block")

@@ -25,7 +25,8 @@
 //! # Layers
 //!
 //! - [`record`]: TLS/DTLS record formats, sequence numbers, padding, MAC
-//!   order, and the constant-time open.
+//!   order, and the constant-time open; [`TlsAead`], the same records behind
+//!   the AEAD-shaped interface of BoringSSL's legacy TLS AEADs.
 //! - Primitives: [`AesCbcKey`] (key schedule expanded once), [`HmacKey`]
 //!   (inner and outer states precomputed once), [`digest`].
 //! - [`esp`]: IPsec ESP packets over the same kernels, and
@@ -61,7 +62,7 @@ pub use primitives::aes_cbc::AesCbcKey;
 pub use primitives::hmac::{HmacContext, HmacKey, Tag, digest, digest_with_backend};
 pub use record::{
     MacOrder, Opener, ProtocolVersion, RecordConfig, RecordKeys, SealJob, SealRecord, Sealer,
-    dtls_sequence, seal_batch,
+    TlsAead, TlsAeadAlgorithm, TlsAeadIv, dtls_sequence, seal_batch,
 };
 pub use replay::ReplayWindow;
 

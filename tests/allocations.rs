@@ -4,7 +4,8 @@
 use allocation_counter::measure;
 use cbc_hmac::{
     AesCbcKey, Backend, Cipher, Combination, HmacKey, MacAlgorithm, MacOrder, Opener,
-    ProtocolVersion, RecordConfig, RecordKeys, Sealer, digest_with_backend,
+    ProtocolVersion, RecordConfig, RecordKeys, Sealer, TlsAead, TlsAeadAlgorithm,
+    digest_with_backend,
 };
 
 const CALLS: usize = 200;
@@ -61,6 +62,57 @@ fn seal_and_open_do_not_allocate() {
                     );
                 }
             }
+        }
+    }
+}
+
+#[test]
+fn tls_aead_seal_and_open_do_not_allocate() {
+    // Each length ten times per algorithm and backend.
+    const AEAD_CALLS: usize = 50;
+    for backend in Backend::available() {
+        for algorithm in TlsAeadAlgorithm::ALL {
+            let key = vec![5u8; algorithm.key_len()];
+            let mut sealer = TlsAead::with_backend(algorithm, &key, backend).unwrap();
+            let mut opener = TlsAead::with_backend(algorithm, &key, backend).unwrap();
+            let nonce = [6u8; 16];
+            let nonce = &nonce[..algorithm.nonce_len()];
+            let plaintext = vec![4u8; 16384];
+            let mut buf = vec![0u8; 17000];
+            let mut work = vec![0u8; 17000];
+            let mut spare = vec![0u8; 17000];
+            let mut opened = 0usize;
+            let mut failures = 0usize;
+            let info = measure(|| {
+                for i in 0..AEAD_CALLS {
+                    let len = [0, 16, 255, 1024, 16384][i % 5];
+                    let mut ad = [0u8; 11];
+                    ad[..8].copy_from_slice(&(i as u64).to_be_bytes());
+                    ad[8] = 23;
+                    ad[9..].copy_from_slice(&[3, 3]);
+                    let n = sealer
+                        .seal(nonce, &ad, &plaintext[..len], &mut buf)
+                        .unwrap();
+                    opened += opener.open(nonce, &ad, &buf[..n], &mut work).unwrap();
+                    // In place, and the failure path (which wipes, and
+                    // leaves an implicit chain where it was).
+                    let m = sealer.seal_in_place(nonce, &ad, &mut work, len).unwrap();
+                    spare[..m].copy_from_slice(&work[..m]);
+                    spare[m - 1] ^= 1;
+                    failures += opener.open_in_place(nonce, &ad, &mut spare[..m]).is_err() as usize;
+                    opened += opener
+                        .open_in_place(nonce, &ad, &mut work[..m])
+                        .unwrap()
+                        .len();
+                }
+            });
+            assert!(opened > 0);
+            assert_eq!(failures, AEAD_CALLS);
+            assert_eq!(
+                info.count_total, 0,
+                "{algorithm} on {backend}: {} allocations in {AEAD_CALLS} seal/open rounds",
+                info.count_total
+            );
         }
     }
 }

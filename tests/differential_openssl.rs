@@ -13,6 +13,13 @@
 //!   padding re-encrypted under the right key, with a valid MAC for
 //!   encrypt-then-MAC) are rejected by both.
 //!
+//! - The AEAD form (`TlsAead`, every algorithm, both IV forms): its sealed
+//!   output is OpenSSL's record without the explicit IV, byte for byte,
+//!   with the additional data's version bytes any of TLS 1.0 (implicit IV)
+//!   or TLS 1.1/1.2 and DTLS 1.0/1.2 (explicit IV), whatever the
+//!   combination; OpenSSL's records (some with long padding) open with it;
+//!   flipped bits and truncations are rejected by both.
+//!
 //! Needs `--features openssl` (and the system OpenSSL: libssl-dev,
 //! pkg-config):
 //!
@@ -22,7 +29,8 @@
 //!
 //! `CBC_HMAC_DIFF_SEED` (decimal or 0x-hex) replays a run;
 //! `CBC_HMAC_DIFF_RECORDS` sets the records per configuration (default
-//! 3200: 102,400 in all).
+//! 3200: 102,400 in all), `CBC_HMAC_DIFF_AEAD_RECORDS` per AEAD algorithm
+//! (default 1000: 10,000 in all).
 
 #[cfg(not(feature = "openssl"))]
 #[test]
@@ -40,7 +48,7 @@ mod with_openssl {
 
     use cbc_hmac::{
         Backend, Combination, Error, MacAlgorithm, MacOrder, Opener, ProtocolVersion, RecordConfig,
-        RecordKeys, Sealer, dtls_sequence,
+        RecordKeys, Sealer, TlsAead, TlsAeadAlgorithm, TlsAeadIv, dtls_sequence,
     };
     use openssl_ref::{ComposedTls, Digest, EvpAesCbc, Hmac, StitchedTlsCipher, TlsParams};
 
@@ -746,15 +754,19 @@ mod with_openssl {
         counts
     }
 
-    #[test]
-    fn differential_openssl() {
-        let seed = env_u64("CBC_HMAC_DIFF_SEED").unwrap_or_else(|| {
+    fn run_seed() -> u64 {
+        env_u64("CBC_HMAC_DIFF_SEED").unwrap_or_else(|| {
             let t = std::time::SystemTime::now()
                 .duration_since(std::time::UNIX_EPOCH)
                 .map(|d| d.as_nanos() as u64)
                 .unwrap_or(0);
             t ^ u64::from(std::process::id()).rotate_left(32)
-        });
+        })
+    }
+
+    #[test]
+    fn differential_openssl() {
+        let seed = run_seed();
         let per_config = env_u64("CBC_HMAC_DIFF_RECORDS").unwrap_or(DEFAULT_RECORDS_PER_CONFIG);
         let backends: Vec<Backend> = Backend::available().collect();
         let configs = configs();
@@ -973,5 +985,337 @@ mod with_openssl {
         }
         eprintln!("batch-sealed records opened by OpenSSL: {opened} (seed {seed:#x})");
         assert!(opened >= 32 * 32);
+    // ------------------------------------------------------- the AEAD form
+
+    const DEFAULT_AEAD_RECORDS: u64 = 1000;
+
+    fn digest_of(c: Combination) -> Digest {
+        match c.mac() {
+            MacAlgorithm::HmacSha1 => Digest::Sha1,
+            MacAlgorithm::HmacSha256 => Digest::Sha256,
+            MacAlgorithm::HmacSha384 => Digest::Sha384,
+        }
+    }
+
+    #[derive(Default)]
+    struct AeadCounts {
+        records: u64,
+        /// Our sealed output equal to OpenSSL's record without the IV.
+        identical: u64,
+        identical_stitched: u64,
+        /// Ours opened by every OpenSSL path.
+        ours_opened_by_openssl: u64,
+        /// OpenSSL's records opened by us.
+        openssl_opened_by_us: u64,
+        stitched_opened_by_us: u64,
+        long_padding_opened_by_us: u64,
+        /// Tampered records rejected by us and every OpenSSL path.
+        tampered_rejected_by_both: u64,
+        /// Records whose additional data carried a version a `Sealer`
+        /// would refuse with their combination.
+        versions_sealer_refuses: u64,
+    }
+
+    /// Sessions of 1 to 16 records of one AEAD algorithm under fresh random
+    /// keys, each on the next backend and with a random version in the
+    /// additional data (TLS 1.0 for the implicit IV, any explicit-IV
+    /// version otherwise, whatever the combination).
+    fn run_aead(
+        algorithm: TlsAeadAlgorithm,
+        records: u64,
+        seed: u64,
+        replay_seed: u64,
+        backends: &[Backend],
+    ) -> AeadCounts {
+        let mut rng = Rng::new(seed);
+        let c = algorithm.combination();
+        let implicit = algorithm.iv() == TlsAeadIv::Implicit;
+        let off = if implicit { 0 } else { 16 };
+        let mac_len = c.mac().output_len();
+        let stitched = StitchedTlsCipher::is_available(c.cipher().key_len(), digest_of(c));
+        let mut counts = AeadCounts::default();
+        let mut out = Vec::new();
+        let mut done = 0u64;
+        let mut session = 0usize;
+        while done < records {
+            let session_len = (1 + rng.below(16)).min(records - done);
+            let backend = backends[session % backends.len()];
+            session += 1;
+            let (version, pv) = if implicit {
+                (openssl_ref::TLS1_0, ProtocolVersion::Tls10)
+            } else {
+                [
+                    (openssl_ref::TLS1_1, ProtocolVersion::Tls11),
+                    (openssl_ref::TLS1_2, ProtocolVersion::Tls12),
+                    (openssl_ref::DTLS1_0, ProtocolVersion::Dtls10),
+                    (openssl_ref::DTLS1_2, ProtocolVersion::Dtls12),
+                ][rng.below(4) as usize]
+            };
+            let enc = rng.bytes(c.cipher().key_len());
+            let mac = rng.bytes(mac_len);
+            let iv0 = rng.block();
+            let mut key = [mac.clone(), enc.clone()].concat();
+            if implicit {
+                key.extend_from_slice(&iv0);
+            }
+            let params = TlsParams {
+                enc_key: &enc,
+                mac_key: &mac,
+                digest: digest_of(c),
+                version,
+                mac_order: openssl_ref::MacOrder::MacThenEncrypt,
+                tls10_iv: implicit.then_some(&iv0),
+            };
+            let references = || {
+                let mut refs = Vec::new();
+                if stitched {
+                    refs.push(Reference::Stitched(
+                        StitchedTlsCipher::new(&params).expect("stitched cipher"),
+                    ));
+                }
+                refs.push(Reference::Composed(
+                    ComposedTls::new(&params).expect("composed reference"),
+                ));
+                refs
+            };
+            let aead = || TlsAead::with_backend(algorithm, &key, backend).expect("TlsAead");
+            let (mut sealer, mut opener) = (aead(), aead());
+            let mut openssl_sealers = references();
+            let mut openssl_openers = references();
+            let mut streams_b: Vec<(Reference, TlsAead)> =
+                references().into_iter().map(|r| (r, aead())).collect();
+            let first = rng.next_u64() >> 1;
+            for k in 0..session_len {
+                let seq = if pv.is_dtls() {
+                    dtls_sequence(first as u16, (first >> 16) + k)
+                } else {
+                    first + k
+                };
+                let context = |what: &str, len: usize| {
+                    format!(
+                        "{algorithm} (version {version:02x?}): {what}: backend {backend}, \
+                         plaintext {len} bytes, seq {seq:#x}, CBC_HMAC_DIFF_SEED={replay_seed:#x}"
+                    )
+                };
+                if !c.allows(pv) {
+                    counts.versions_sealer_refuses += 1;
+                }
+                // -- we seal; OpenSSL seals the same; OpenSSL opens ours.
+                let len = plaintext_len(&mut rng, mac_len);
+                let plaintext = rng.bytes(len);
+                let ct = content_type(&mut rng);
+                let ad: [u8; 11] = openssl_ref::tls_mac_header(seq, ct, version, 0)[..11]
+                    .try_into()
+                    .unwrap();
+                let iv = rng.block();
+                let nonce = &iv[..algorithm.nonce_len()];
+                let mut sealed = vec![0u8; sealer.sealed_len(len)];
+                let n = sealer
+                    .seal(nonce, &ad, &plaintext, &mut sealed)
+                    .unwrap_or_else(|e| panic!("{}: {e}", context("our seal", len)));
+                assert_eq!(n, sealed.len());
+                let record = [nonce, &sealed].concat();
+                for s in openssl_sealers.iter_mut() {
+                    s.seal(seq, ct, (!implicit).then_some(&iv), &plaintext, &mut out)
+                        .unwrap_or_else(|e| panic!("{}: {e}", context(s.label(), len)));
+                    assert!(
+                        out == record,
+                        "{}: our sealed output differs from OpenSSL's record",
+                        context(s.label(), len)
+                    );
+                    if matches!(s, Reference::Stitched(_)) {
+                        counts.identical_stitched += 1;
+                    }
+                }
+                counts.identical += 1;
+
+                // -- tampered first (no chain moves), then the genuine one.
+                let bad = if rng.chance(3, 4) {
+                    let mut bad = record.clone();
+                    let bit = rng.below(8 * bad.len() as u64) as usize;
+                    bad[bit / 8] ^= 1 << (bit % 8);
+                    bad
+                } else {
+                    let cut = rng.range(1, sealed.len());
+                    record[..record.len() - cut].to_vec()
+                };
+                if bad.len() >= off {
+                    let (bad_nonce, bad_ct) = bad.split_at(off);
+                    let mut copy = bad_ct.to_vec();
+                    let ours = opener.open_in_place(bad_nonce, &ad, &mut copy);
+                    assert!(
+                        matches!(
+                            ours,
+                            Err(Error::BadRecordMac
+                                | Error::RecordTooShort { .. }
+                                | Error::RecordNotBlockAligned { .. })
+                        ),
+                        "{}: we gave {:?}",
+                        context("tampered record", len),
+                        ours.map(|p| p.len())
+                    );
+                }
+                for o in openssl_openers.iter_mut() {
+                    let mut copy = bad.clone();
+                    assert!(
+                        o.open(seq, ct, &mut copy).is_err(),
+                        "{}: {} accepted it",
+                        context("tampered record", len),
+                        o.label()
+                    );
+                }
+                counts.tampered_rejected_by_both += 1;
+                let mut copy = sealed.clone();
+                let opened = opener
+                    .open_in_place(nonce, &ad, &mut copy)
+                    .unwrap_or_else(|e| panic!("{}: {e}", context("our own open", len)));
+                assert!(opened == plaintext, "{}", context("our own open", len));
+                for o in openssl_openers.iter_mut() {
+                    let mut copy = record.clone();
+                    let label = o.label();
+                    let opened = o.open(seq, ct, &mut copy).unwrap_or_else(|e| {
+                        panic!("{}: {e}", context(&format!("{label} open"), len))
+                    });
+                    assert!(opened == plaintext, "{}", context(label, len));
+                }
+                counts.ours_opened_by_openssl += 1;
+
+                // -- OpenSSL seals (each path its own stream); we open.
+                for (reference, ours) in streams_b.iter_mut() {
+                    let len = plaintext_len(&mut rng, mac_len);
+                    let plaintext = rng.bytes(len);
+                    let iv = rng.block();
+                    let record_iv = (!implicit).then_some(&iv);
+                    let label = reference.label();
+                    let mut long_padding = false;
+                    match &mut *reference {
+                        Reference::Composed(r) if rng.chance(1, 3) => {
+                            let least = 15 - (len + mac_len) % 16;
+                            let padding = least + 16 * rng.range(0, (255 - least) / 16);
+                            long_padding = padding > least;
+                            r.seal_with_padding(
+                                seq,
+                                ct,
+                                record_iv,
+                                &plaintext,
+                                padding as u8,
+                                &mut out,
+                            )
+                        }
+                        Reference::Stitched(st) if !implicit && rng.chance(1, 2) => {
+                            out.clear();
+                            out.resize(st.sealed_len(len), 0);
+                            out[..16].copy_from_slice(&rng.block());
+                            out[16..16 + len].copy_from_slice(&plaintext);
+                            st.seal_in_place_libssl(seq, ct, &mut out, len)
+                                .map(|n| out.truncate(n))
+                        }
+                        r => r.seal(seq, ct, record_iv, &plaintext, &mut out),
+                    }
+                    .unwrap_or_else(|e| panic!("{}: {e}", context(&format!("{label} seal"), len)));
+                    let (nonce, body) = out.split_at_mut(off);
+                    let mut opened = vec![0u8; body.len()];
+                    let n = ours
+                        .open(nonce, &ad, body, &mut opened)
+                        .unwrap_or_else(|e| {
+                            panic!(
+                                "{}: {e}",
+                                context(&format!("our open of {label}'s record"), len)
+                            )
+                        });
+                    assert!(
+                        opened[..n] == plaintext,
+                        "{}: wrong plaintext",
+                        context(&format!("our open of {label}'s record"), len)
+                    );
+                    counts.openssl_opened_by_us += 1;
+                    if matches!(reference, Reference::Stitched(_)) {
+                        counts.stitched_opened_by_us += 1;
+                    }
+                    if long_padding {
+                        counts.long_padding_opened_by_us += 1;
+                    }
+                }
+                counts.records += 1;
+            }
+            done += session_len;
+        }
+        counts
+    }
+
+    #[test]
+    fn tls_aead_differential_openssl() {
+        let seed = run_seed();
+        let per = env_u64("CBC_HMAC_DIFF_AEAD_RECORDS").unwrap_or(DEFAULT_AEAD_RECORDS);
+        let backends: Vec<Backend> = Backend::available().collect();
+        eprintln!(
+            "TlsAead against {}: seed {seed:#x} (replay: CBC_HMAC_DIFF_SEED={seed:#x}); {per} \
+             records x {} algorithms",
+            openssl_ref::version(),
+            TlsAeadAlgorithm::ALL.len()
+        );
+        let start = Instant::now();
+        let results: Vec<(TlsAeadAlgorithm, AeadCounts)> = std::thread::scope(|scope| {
+            let handles: Vec<_> = TlsAeadAlgorithm::ALL
+                .into_iter()
+                .enumerate()
+                .map(|(i, a)| {
+                    let s = seed ^ (i as u64 + 101).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+                    let backends = &backends;
+                    scope.spawn(move || (a, run_aead(a, per, s, seed, backends)))
+                })
+                .collect();
+            handles.into_iter().map(|h| h.join().unwrap()).collect()
+        });
+        eprintln!(
+            "{:<36} {:>8} {:>10} {:>10} {:>10} {:>10} {:>10}",
+            "algorithm", "records", "identical", "ossl->us", "stitched", "long pad", "tampered"
+        );
+        let mut total = AeadCounts::default();
+        for (a, r) in &results {
+            eprintln!(
+                "{:<36} {:>8} {:>10} {:>10} {:>10} {:>10} {:>10}",
+                a.name(),
+                r.records,
+                r.identical,
+                r.openssl_opened_by_us,
+                if r.identical_stitched > 0 {
+                    format!("{}+{}", r.identical_stitched, r.stitched_opened_by_us)
+                } else {
+                    "-".to_string()
+                },
+                r.long_padding_opened_by_us,
+                r.tampered_rejected_by_both
+            );
+            assert_eq!(r.records, per, "{a}");
+            assert_eq!(r.identical, per, "{a}");
+            assert_eq!(r.ours_opened_by_openssl, per, "{a}");
+            assert_eq!(r.tampered_rejected_by_both, per, "{a}");
+            assert!(r.openssl_opened_by_us >= per, "{a}");
+            if per >= 100 {
+                assert!(r.long_padding_opened_by_us > 0, "{a}");
+                let digest = digest_of(a.combination());
+                if StitchedTlsCipher::is_available(a.combination().cipher().key_len(), digest) {
+                    assert!(
+                        r.identical_stitched > 0 && r.stitched_opened_by_us > 0,
+                        "{a}"
+                    );
+                }
+            }
+            total.records += r.records;
+            total.identical_stitched += r.identical_stitched;
+            total.versions_sealer_refuses += r.versions_sealer_refuses;
+        }
+        eprintln!(
+            "total {} records in {:.1} s ({} compared with OpenSSL's stitched ciphers; {} with a \
+             version a Sealer refuses for the combination)",
+            total.records,
+            start.elapsed().as_secs_f64(),
+            total.identical_stitched,
+            total.versions_sealer_refuses
+        );
+        if per >= 100 {
+            assert!(total.versions_sealer_refuses > 0);
+        }
     }
 }

@@ -8,7 +8,8 @@
 //!   features).
 //! - `ct-check run BACKEND`: opens valid records, bad padding and bad MAC
 //!   at every padding length 0..=255, short and long plaintexts, in both MAC
-//!   orders, for every combination and version; seals; HMAC sign, verify
+//!   orders, for every combination and version, and through the AEAD form
+//!   (`TlsAead`) for every algorithm; seals; HMAC sign, verify
 //!   and contexts; AES-CBC; hashing. Keys, record bytes (so everything
 //!   decrypted from them), plaintexts and tags are secret. Fails on any
 //!   wrong answer.
@@ -28,7 +29,8 @@ use std::process::ExitCode;
 
 use cbc_hmac::{
     AesCbcKey, Backend, Cipher, Combination, Error, HmacKey, MacAlgorithm, MacOrder, Opener,
-    ProtocolVersion, RecordConfig, RecordKeys, Sealer, digest_with_backend,
+    ProtocolVersion, RecordConfig, RecordKeys, Sealer, TlsAead, TlsAeadAlgorithm, TlsAeadIv,
+    digest_with_backend,
 };
 
 use records::{Damage, Keys};
@@ -154,6 +156,15 @@ fn run(backend: Backend) -> Check {
     println!(
         "  open: {opened} records over {} configurations",
         configs().len()
+    );
+    let mut aead_opened = 0usize;
+    for algorithm in TlsAeadAlgorithm::ALL {
+        aead_opened += open_aead_records(backend, algorithm)?;
+        seal_aead_records(backend, algorithm)?;
+    }
+    println!(
+        "  TlsAead open: {aead_opened} records over {} algorithms",
+        TlsAeadAlgorithm::ALL.len()
     );
     hmac_checks(backend)?;
     aes_checks(backend)?;
@@ -314,6 +325,134 @@ fn seal_records(backend: Backend, config: RecordConfig) -> Check {
         let opened = opener.open_in_place(seq, CONTENT_TYPE, &mut buf[..n]);
         ensure(opened.as_deref() == Ok(&pt[..]), || {
             format!("{config:?}: sealed {len} bytes do not open: {opened:?}")
+        })?;
+    }
+    Ok(())
+}
+
+/// The record layout the AEAD form shares: MAC-then-encrypt, TLS 1.0
+/// (IV chained from the key) for the implicit IV, TLS 1.2 (IV in front,
+/// the nonce) for the explicit IV. `records::build` takes the version's
+/// bytes only, so SHA-256 and SHA-384 with TLS 1.0 are fine here.
+fn aead_config(algorithm: TlsAeadAlgorithm) -> RecordConfig {
+    let version = match algorithm.iv() {
+        TlsAeadIv::Explicit => ProtocolVersion::Tls12,
+        TlsAeadIv::Implicit => ProtocolVersion::Tls10,
+    };
+    RecordConfig::new(algorithm.combination(), version, MacOrder::MacThenEncrypt)
+}
+
+/// `mac_key || enc_key (|| iv)`, secret if asked.
+fn aead_key(algorithm: TlsAeadAlgorithm, secret_key: bool) -> Vec<u8> {
+    let (ek, mk) = key_lens(aead_config(algorithm));
+    let mut key = [&MAC_KEY[..mk], &ENC_KEY[..ek]].concat();
+    if algorithm.iv() == TlsAeadIv::Implicit {
+        key.extend_from_slice(&IV);
+    }
+    if secret_key {
+        secret(&mut key);
+    }
+    key
+}
+
+/// The AEAD form's additional data for `seq`: `seq || type || version`.
+fn aead_ad(config: RecordConfig, seq: u64) -> [u8; 11] {
+    let mut ad = [0u8; 11];
+    ad[..8].copy_from_slice(&seq.to_be_bytes());
+    ad[8] = CONTENT_TYPE;
+    ad[9..].copy_from_slice(&config.version.wire());
+    ad
+}
+
+/// Opens hand-built records through `TlsAead::open_in_place` on a secret
+/// key: every padding length (valid, bad padding, bad MAC) in a 512-byte
+/// body, and short and long plaintexts. Only the result is declassified.
+fn open_aead_records(backend: Backend, algorithm: TlsAeadAlgorithm) -> Result<usize, String> {
+    let config = aead_config(algorithm);
+    let (ek, mk) = key_lens(config);
+    let keys = Keys {
+        enc: &ENC_KEY[..ek],
+        mac: &MAC_KEY[..mk],
+        iv: &IV,
+    };
+    let m = algorithm.mac_len();
+    let seq = 0x0001_0203_0405_0607;
+    let ad = aead_ad(config, seq);
+    let key = aead_key(algorithm, true);
+    let mut n = 0;
+    let mut open = |record: &[u8], expect: Option<&[u8]>| -> Check {
+        // A fresh object each time: the implicit chain is at the key's IV.
+        let mut aead = TlsAead::with_backend(algorithm, &key, backend).expect("TlsAead");
+        let (nonce, body) = record.split_at(config.version.explicit_iv_len());
+        let mut buf = body.to_vec();
+        secret(&mut buf);
+        let result = aead.open_in_place(nonce, &ad, &mut buf).map(|p| p.len());
+        let result = declassify(result);
+        public(&mut buf);
+        n += 1;
+        match (result, expect) {
+            (Ok(len), Some(want)) => ensure(&buf[..len] == want, || {
+                format!("{algorithm}: wrong plaintext ({len} bytes)")
+            }),
+            (Err(Error::BadRecordMac), None) => ensure(buf.iter().all(|&b| b == 0), || {
+                format!("{algorithm}: a rejected record was not wiped")
+            }),
+            (got, _) => Err(format!(
+                "{algorithm}: {} bytes: got {got:?}, expected {}",
+                body.len(),
+                if expect.is_some() {
+                    "Ok"
+                } else {
+                    "BadRecordMac"
+                }
+            )),
+        }
+    };
+    for pad in 0..=255u8 {
+        let pt = records::plaintext(512 - m - pad as usize - 1);
+        for damage in Damage::ALL {
+            let record = records::build(config, &keys, seq, CONTENT_TYPE, &pt, pad, damage);
+            open(&record, (damage == Damage::None).then_some(&pt[..]))
+                .map_err(|e| format!("pad {pad} {damage:?}: {e}"))?;
+        }
+    }
+    for len in [0usize, 1, 17, 1000, 1 << 14] {
+        let least = (15 - (len + m) % 16) as u8;
+        let pt = records::plaintext(len);
+        for damage in Damage::ALL {
+            let record = records::build(config, &keys, seq, CONTENT_TYPE, &pt, least, damage);
+            open(&record, (damage == Damage::None).then_some(&pt[..]))
+                .map_err(|e| format!("len {len} {damage:?}: {e}"))?;
+        }
+    }
+    Ok(n)
+}
+
+/// Sealing through `TlsAead` with a secret key and plaintext; the output is
+/// declassified afterwards and opened publicly.
+fn seal_aead_records(backend: Backend, algorithm: TlsAeadAlgorithm) -> Check {
+    let config = aead_config(algorithm);
+    let mut sealer =
+        TlsAead::with_backend(algorithm, &aead_key(algorithm, true), backend).expect("TlsAead");
+    let mut opener =
+        TlsAead::with_backend(algorithm, &aead_key(algorithm, false), backend).expect("TlsAead");
+    let nonce = &IV[..algorithm.nonce_len()];
+    for (seq, len) in [0usize, 1, 15, 16, 100, 1000, 1 << 14]
+        .into_iter()
+        .enumerate()
+    {
+        let ad = aead_ad(config, seq as u64);
+        let pt = records::plaintext(len);
+        let mut buf = vec![0u8; sealer.sealed_len(len)];
+        buf[..len].copy_from_slice(&pt);
+        secret(&mut buf);
+        let result = sealer.seal_in_place(nonce, &ad, &mut buf, len);
+        let n = declassify(result).map_err(|e| format!("{algorithm}: seal {len}: {e:?}"))?;
+        all_secret(|| format!("{algorithm}: sealed output"), &buf[..n])?;
+        public(&mut buf);
+        let opened = opener.open_in_place(nonce, &ad, &mut buf[..n]);
+        ensure(opened.as_deref() == Ok(&pt[..]), || {
+            format!("{algorithm}: sealed {len} bytes do not open: {opened:?}")
         })?;
     }
     Ok(())

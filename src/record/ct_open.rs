@@ -34,7 +34,7 @@ use crate::primitives::ct;
 use crate::primitives::ct_digest::finish_with_secret_len;
 use crate::primitives::hash::{Compress, Engine, HashFunction};
 use crate::primitives::hmac::{AnyStates, HmacStates, MAX_TAG_LEN};
-use crate::record::mac_header;
+use crate::record::mac_header_after;
 
 /// The padding span: up to 255 padding bytes plus the length byte.
 const MAX_PADDING_SPAN: usize = 256;
@@ -220,7 +220,8 @@ fn public_prefix_len(body_len: usize, mac_len: usize) -> usize {
 }
 
 /// Decrypts a MAC-then-encrypt `body` in place (CBC from `iv`) and checks
-/// its padding and MAC in constant time. `body.len()` (public) is whole
+/// its padding and MAC in constant time; `prefix` is the MAC header before
+/// the length (`seq || type || version`, see `mac_prefix`). `body.len()` (public) is whole
 /// blocks and at least `mac_len + 1`. Returns `(ok, data_len)`: `ok` is a
 /// mask; `data_len` is meaningful only when `ok` is set. `next_iv`
 /// receives the last ciphertext block (TLS 1.0's next IV).
@@ -228,28 +229,22 @@ fn public_prefix_len(body_len: usize, mac_len: usize) -> usize {
 /// The last blocks (the padding span) are decrypted first: their padding
 /// fixes the MAC header's length field, the first bytes hashed. The rest is
 /// then decrypted and its public prefix hashed in one pass.
-#[allow(clippy::too_many_arguments)]
 pub(crate) fn open_mac_then_encrypt(
     states: &AnyStates,
     compressor: &crate::backends::Compressor,
     aes: &AesKey,
     iv: &[u8; 16],
     next_iv: &mut [u8; 16],
-    seq: u64,
-    content_type: u8,
-    version: [u8; 2],
+    prefix: &[u8; 11],
     body: &mut [u8],
 ) -> (usize, usize) {
-    #[allow(clippy::too_many_arguments)]
     fn run<H: HashFunction, C: DecryptAbsorb<H>>(
         c: &C,
         states: &HmacStates<H>,
         aes: &AesKey,
         iv: &[u8; 16],
         next_iv: &mut [u8; 16],
-        seq: u64,
-        content_type: u8,
-        version: [u8; 2],
+        prefix: &[u8; 11],
         body: &mut [u8],
     ) -> (usize, usize) {
         let m = H::OUTPUT_LEN;
@@ -267,7 +262,7 @@ pub(crate) fn open_mac_then_encrypt(
 
         let (good, padding_total) = check_padding(body, m);
         let data_len = len - m - padding_total;
-        let header = mac_header(seq, content_type, version, data_len);
+        let header = mac_header_after(prefix, data_len);
         let mut engine = states.inner_engine();
         let prefix = public_prefix_len(len, m);
         c.decrypt_absorb(aes, iv, &mut body[..split], &mut engine, &header, prefix);
@@ -277,9 +272,9 @@ pub(crate) fn open_mac_then_encrypt(
         (good & mac_ok, data_len)
     }
     with_compressor!(*compressor, |c| match states {
-        AnyStates::Sha1(s) => run(c, s, aes, iv, next_iv, seq, content_type, version, body),
-        AnyStates::Sha256(s) => run(c, s, aes, iv, next_iv, seq, content_type, version, body),
-        AnyStates::Sha384(s) => run(c, s, aes, iv, next_iv, seq, content_type, version, body),
+        AnyStates::Sha1(s) => run(c, s, aes, iv, next_iv, prefix, body),
+        AnyStates::Sha256(s) => run(c, s, aes, iv, next_iv, prefix, body),
+        AnyStates::Sha384(s) => run(c, s, aes, iv, next_iv, prefix, body),
     })
 }
 

@@ -6,6 +6,11 @@
 //! MAC sequence value (for DTLS `epoch << 48 | sequence`, see
 //! [`dtls_sequence`]) and the content type.
 //!
+//! For code written against BoringSSL's or aws-lc's legacy TLS AEADs,
+//! [`TlsAead`] offers the MAC-then-encrypt records in that shape: the CBC
+//! IV as nonce (or chained), and 11 bytes of additional data whose version
+//! bytes are taken as they are.
+//!
 //! # Formats
 //!
 //! MAC-then-encrypt (RFC 5246 section 6.2.3.2, RFC 4346, RFC 2246):
@@ -29,12 +34,14 @@ mod config;
 mod ct_open;
 mod opener;
 mod sealer;
+mod tls_aead;
 mod version;
 
 pub use batch::{SealJob, SealRecord, seal_batch};
 pub use config::{MacOrder, RecordConfig, RecordKeys};
 pub use opener::Opener;
 pub use sealer::Sealer;
+pub use tls_aead::{TlsAead, TlsAeadAlgorithm, TlsAeadIv};
 pub use version::{ProtocolVersion, dtls_sequence};
 
 /// Largest plaintext a record carries: 2^14 bytes (RFC 5246 section 6.2.1).
@@ -44,17 +51,71 @@ pub const MAX_PLAINTEXT_LEN: usize = 1 << 14;
 /// (RFC 5246 section 6.2.3).
 pub const MAX_FRAGMENT_LEN: usize = (1 << 14) + 2048;
 
+/// The 11 bytes of the MAC header that do not depend on the record's
+/// length: `seq(8) || type(1) || version(2)`, the additional data of the
+/// AEAD form ([`TlsAead`]).
+#[inline]
+pub(crate) fn mac_prefix(seq: u64, content_type: u8, version: [u8; 2]) -> [u8; 11] {
+    let mut p = [0u8; 11];
+    p[..8].copy_from_slice(&seq.to_be_bytes());
+    p[8] = content_type;
+    p[9..].copy_from_slice(&version);
+    p
+}
+
+/// The 13 bytes in front of the MAC'd data: `prefix || length(2)`.
+#[inline]
+pub(crate) fn mac_header_after(prefix: &[u8; 11], len: usize) -> [u8; 13] {
+    let mut h = [0u8; 13];
+    h[..11].copy_from_slice(prefix);
+    h[11] = (len >> 8) as u8;
+    h[12] = len as u8;
+    h
+}
+
 /// The 13 bytes in front of the MAC'd data: `seq(8) || type(1) ||
 /// version(2) || length(2)`.
 #[inline]
 pub(crate) fn mac_header(seq: u64, content_type: u8, version: [u8; 2], len: usize) -> [u8; 13] {
-    let mut h = [0u8; 13];
-    h[..8].copy_from_slice(&seq.to_be_bytes());
-    h[8] = content_type;
-    h[9..11].copy_from_slice(&version);
-    h[11] = (len >> 8) as u8;
-    h[12] = len as u8;
-    h
+    mac_header_after(&mac_prefix(seq, content_type, version), len)
+}
+
+/// `len` plus at least one padding byte, rounded up to whole blocks: the
+/// CBC part of a record sealed with the least padding.
+pub(crate) const fn padded_len(len: usize) -> usize {
+    (len + 1).next_multiple_of(16)
+}
+
+/// The smallest MAC-then-encrypt CBC body: MAC and one padding byte, in
+/// whole blocks.
+pub(crate) const fn min_mac_then_encrypt_len(mac_len: usize) -> usize {
+    padded_len(mac_len)
+}
+
+/// The public length checks on a received fragment of `len` bytes, in the
+/// order every open makes them, before anything is decrypted: at most
+/// [`MAX_FRAGMENT_LEN`], at least `min`, and whole blocks once the
+/// `outside_cbc` bytes (explicit IV, encrypt-then-MAC tag) are taken off.
+pub(crate) fn check_fragment_len(
+    len: usize,
+    min: usize,
+    outside_cbc: usize,
+) -> Result<(), crate::Error> {
+    use crate::Error;
+    // CVE-2016-2107 was a fast path that skipped one of these.
+    if len > MAX_FRAGMENT_LEN {
+        return Err(Error::RecordTooLong {
+            len,
+            max: MAX_FRAGMENT_LEN,
+        });
+    }
+    if len < min {
+        return Err(Error::RecordTooShort { len, min });
+    }
+    if !(len - outside_cbc).is_multiple_of(16) {
+        return Err(Error::RecordNotBlockAligned { len });
+    }
+    Ok(())
 }
 
 /// Checks the configuration and keys shared by sealers and openers; returns

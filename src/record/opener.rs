@@ -5,7 +5,10 @@ use core::fmt;
 use subtle::ConstantTimeEq;
 
 use super::ct_open::{check_padding, open_mac_then_encrypt};
-use super::{MAX_FRAGMENT_LEN, MacOrder, RecordConfig, RecordKeys, mac_header};
+use super::{
+    MacOrder, RecordConfig, RecordKeys, check_fragment_len, mac_header, mac_prefix,
+    min_mac_then_encrypt_len,
+};
 use crate::backends::Backend;
 use crate::error::Error;
 use crate::primitives::hmac::MAX_TAG_LEN;
@@ -65,7 +68,7 @@ impl Opener {
         let iv = self.config.version.explicit_iv_len();
         let m = self.mac.output_len();
         match self.config.mac_order {
-            MacOrder::MacThenEncrypt => iv + (m + 1).next_multiple_of(16),
+            MacOrder::MacThenEncrypt => iv + min_mac_then_encrypt_len(m),
             MacOrder::EncryptThenMac => iv + 16 + m,
         }
     }
@@ -110,27 +113,14 @@ impl Opener {
         buf: &'b mut [u8],
     ) -> Result<&'b mut [u8], Error> {
         let len = buf.len();
-        // Public length checks first, outside the masked code
-        // (CVE-2016-2107 was a fast path that skipped one).
-        if len > MAX_FRAGMENT_LEN {
-            return Err(Error::RecordTooLong {
-                len,
-                max: MAX_FRAGMENT_LEN,
-            });
-        }
-        let min = self.min_fragment_len();
-        if len < min {
-            return Err(Error::RecordTooShort { len, min });
-        }
         let offset = self.config.version.explicit_iv_len();
         let m = self.mac.output_len();
-        let cipher_len = match self.config.mac_order {
-            MacOrder::MacThenEncrypt => len - offset,
-            MacOrder::EncryptThenMac => len - offset - m,
+        let outside_cbc = match self.config.mac_order {
+            MacOrder::MacThenEncrypt => offset,
+            MacOrder::EncryptThenMac => offset + m,
         };
-        if !cipher_len.is_multiple_of(16) {
-            return Err(Error::RecordNotBlockAligned { len });
-        }
+        // Public length checks first, outside the masked code.
+        check_fragment_len(len, self.min_fragment_len(), outside_cbc)?;
         let version = self.config.version.wire();
         let mut iv = [0u8; 16];
         match self.chained_iv {
@@ -140,26 +130,16 @@ impl Opener {
 
         match self.config.mac_order {
             MacOrder::MacThenEncrypt => {
-                let body = &mut buf[offset..];
+                let prefix = mac_prefix(seq, content_type, version);
                 let mut next_iv = [0u8; 16];
-                let (ok, data_len) = open_mac_then_encrypt(
-                    self.mac.states(),
-                    self.mac.compressor(),
-                    self.aes.raw(),
+                let data_len = open_body(
+                    &self.aes,
+                    &self.mac,
                     &iv,
                     &mut next_iv,
-                    seq,
-                    content_type,
-                    version,
-                    body,
-                );
-                // The one declassification: accept or reject.
-                if ok != usize::MAX {
-                    // Leave no decrypted byte behind: the same wipe for
-                    // every reject of this length, none on accept.
-                    body.fill(0);
-                    return Err(Error::BadRecordMac);
-                }
+                    &prefix,
+                    &mut buf[offset..],
+                )?;
                 self.advance(next_iv);
                 Ok(&mut buf[offset..offset + data_len])
             }
@@ -197,6 +177,38 @@ impl Opener {
             *chain = iv;
         }
     }
+}
+
+/// Opens a MAC-then-encrypt CBC `body` in place (lengths already checked:
+/// whole blocks, at least [`min_mac_then_encrypt_len`]), CBC from `iv`,
+/// with the MAC header `prefix || length`. Returns the plaintext length:
+/// the plaintext is `body[..len]`. `next_iv` receives the last ciphertext
+/// block. Shared with [`crate::TlsAead`].
+pub(crate) fn open_body(
+    aes: &AesCbcKey,
+    mac: &HmacKey,
+    iv: &[u8; 16],
+    next_iv: &mut [u8; 16],
+    prefix: &[u8; 11],
+    body: &mut [u8],
+) -> Result<usize, Error> {
+    let (ok, data_len) = open_mac_then_encrypt(
+        mac.states(),
+        mac.compressor(),
+        aes.raw(),
+        iv,
+        next_iv,
+        prefix,
+        body,
+    );
+    // The one declassification: accept or reject.
+    if ok != usize::MAX {
+        // Leave no decrypted byte behind: the same wipe for every reject
+        // of this length, none on accept.
+        body.fill(0);
+        return Err(Error::BadRecordMac);
+    }
+    Ok(data_len)
 }
 
 impl fmt::Debug for Opener {

@@ -3,8 +3,9 @@
 use core::fmt;
 
 use super::{MAX_PLAINTEXT_LEN, MacOrder, ProtocolVersion, RecordConfig, RecordKeys, mac_header};
-use crate::backends::Backend;
+use super::{mac_header_after, padded_len};
 use crate::backends::batch::{Order, SealLane};
+use crate::backends::{self, Backend};
 use crate::error::Error;
 use crate::primitives::explicit_iv::IvGenerator;
 use crate::{AesCbcKey, HmacKey};
@@ -168,20 +169,7 @@ impl Sealer {
     }
 
     fn check(&self, buf: &[u8], plaintext_len: usize) -> Result<(), Error> {
-        if plaintext_len > MAX_PLAINTEXT_LEN {
-            return Err(Error::PlaintextTooLong {
-                len: plaintext_len,
-                max: MAX_PLAINTEXT_LEN,
-            });
-        }
-        let needed = self.sealed_len(plaintext_len);
-        if buf.len() < needed {
-            return Err(Error::BufferTooSmall {
-                needed,
-                actual: buf.len(),
-            });
-        }
-        Ok(())
+        check_seal_len(plaintext_len, self.sealed_len(plaintext_len), buf.len())
     }
 
     /// Seals with lengths already checked.
@@ -288,6 +276,48 @@ impl Sealer {
     }
 }
 
+/// The checks before a seal: the plaintext fits a record and the buffer
+/// holds the `needed` bytes of the sealed output.
+pub(crate) fn check_seal_len(
+    plaintext_len: usize,
+    needed: usize,
+    available: usize,
+) -> Result<(), Error> {
+    if plaintext_len > MAX_PLAINTEXT_LEN {
+        return Err(Error::PlaintextTooLong {
+            len: plaintext_len,
+            max: MAX_PLAINTEXT_LEN,
+        });
+    }
+    if available < needed {
+        return Err(Error::BufferTooSmall {
+            needed,
+            actual: available,
+        });
+    }
+    Ok(())
+}
+
+/// Seals the plaintext at `buf[..plaintext_len]` MAC-then-encrypt, in
+/// place, with the least padding and the MAC header `prefix || length`,
+/// CBC from `iv` (which becomes the last ciphertext block). `buf` holds at
+/// least [`padded_len`]`(plaintext_len + MAC length)` bytes (checked by
+/// the caller); returns that length. Shared with [`crate::TlsAead`].
+pub(crate) fn seal_body(
+    aes: &AesCbcKey,
+    mac: &HmacKey,
+    prefix: &[u8; 11],
+    iv: &mut [u8; 16],
+    buf: &mut [u8],
+    plaintext_len: usize,
+) -> usize {
+    let header = mac_header_after(prefix, plaintext_len);
+    let body_len = padded_len(plaintext_len + mac.output_len());
+    let body = &mut buf[..body_len];
+    backends::seal_mac_then_encrypt(aes.raw(), mac, &header, iv, body, plaintext_len);
+    body_len
+}
+
 impl fmt::Debug for Sealer {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Sealer")
@@ -295,9 +325,4 @@ impl fmt::Debug for Sealer {
             .field("backend", &self.backend())
             .finish_non_exhaustive()
     }
-}
-
-/// `len` plus at least one padding byte, rounded up to whole blocks.
-pub(super) const fn padded_len(len: usize) -> usize {
-    (len + 1).next_multiple_of(16)
 }
