@@ -985,6 +985,8 @@ mod with_openssl {
         }
         eprintln!("batch-sealed records opened by OpenSSL: {opened} (seed {seed:#x})");
         assert!(opened >= 32 * 32);
+    }
+
     // ------------------------------------------------------- the AEAD form
 
     const DEFAULT_AEAD_RECORDS: u64 = 1000;
