@@ -43,7 +43,7 @@ fn ipsec_mb_side(_: Shape) -> Result<Box<dyn Side>, Failure> {
 #[cfg(feature = "openssl")]
 mod with_openssl {
     use cbc_hmac::MacAlgorithm;
-    use openssl_ref::{Digest, MultiBlockSealer, RECORD_HEADER_LEN, split_records};
+    use openssl_ref::{Digest, MultiBlockSealer, split_records};
 
     use crate::multi::{Shape, Side, keys, opens_to, plaintext};
     use crate::workload::Failure;
@@ -69,9 +69,9 @@ mod with_openssl {
             if shape.connections != 1 {
                 return unsupported("one connection per call only (use --connections 1)");
             }
-            let interleave = if shape.records % 8 == 0 {
+            let interleave = if shape.records.is_multiple_of(8) {
                 8
-            } else if shape.records % 4 == 0 {
+            } else if shape.records.is_multiple_of(4) {
                 4
             } else {
                 return unsupported("4 or 8 records per call: --records must be a multiple of 4");
@@ -159,7 +159,6 @@ mod with_openssl {
                 }
                 for (i, (_, fragment)) in records.into_iter().enumerate() {
                     let mut fragment = fragment.to_vec();
-                    debug_assert!(RECORD_HEADER_LEN == 5);
                     opens_to(&shape, first + i, seq + i as u64, &mut fragment)?;
                 }
             }
@@ -274,7 +273,7 @@ mod with_ipsec_mb {
                 .collect();
             self.manager.cbc_hmac_batch(&mut jobs).map_err(failure)?;
             for job in &jobs {
-                job.result.clone().map_err(failure)?;
+                job.result.map_err(failure)?;
             }
             Ok(())
         }
