@@ -111,8 +111,6 @@ mod lanes {
     use crate::primitives::hash::{Compress, HashFunction, Sha1, Sha256, Sha384};
     use crate::primitives::hmac::{AnyStates, HmacStates};
 
-    /// Below this many jobs the single-record (stitched) seal is faster.
-    const MIN_JOBS: usize = 2;
 
     /// Runs the window in lanes if its jobs allow it; `false` if not (the
     /// caller then seals one by one).
@@ -123,7 +121,18 @@ mod lanes {
         };
         let kind = Kind::of(first);
         let count = 1 + jobs.filter(|j| Kind::of(j) == kind).count();
-        if kind.is_none() || count != window.iter().flatten().count() || count < MIN_JOBS {
+        let Some(kind) = kind else {
+            return false;
+        };
+        // Below the hash's crossover the lanes would hash one stream per
+        // job anyway, after the encryption instead of beside it: the
+        // stitched single-record seal is faster.
+        let min_jobs = match kind.mac {
+            1 => Sha1::MIN_BUSY,
+            2 => Sha256::MIN_BUSY,
+            _ => Sha384::MIN_BUSY,
+        };
+        if count != window.iter().flatten().count() || count < min_jobs {
             return false;
         }
         let Some(t) = Vaes512::detect() else {
