@@ -111,7 +111,6 @@ mod lanes {
     use crate::primitives::hash::{Compress, HashFunction, Sha1, Sha256, Sha384};
     use crate::primitives::hmac::{AnyStates, HmacStates};
 
-
     /// Runs the window in lanes if its jobs allow it; `false` if not (the
     /// caller then seals one by one).
     pub(super) fn seal(window: &mut Window<'_>) -> bool {
