@@ -1,0 +1,130 @@
+//! The rustls side of the live tests: one connection, 1 MiB each way,
+//! every byte checked.
+
+use std::io::{Read, Write};
+use std::net::TcpListener;
+use std::sync::Arc;
+use std::time::Duration;
+
+use rustls::{ClientConfig, ClientConnection, ServerConfig, ServerConnection, StreamOwned};
+
+use super::{Case, Peer, TIMEOUT, TRANSFER_LEN, first_difference, test_data};
+
+/// How the peer echoes or prints what it receives.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub enum PeerIo {
+    /// Prints what it receives on stdout and sends what comes on stdin.
+    StdinStdout,
+    /// Sends back the text lines it receives.
+    Echo,
+}
+
+/// A rustls client on `port` against the peer server: data up, data down.
+pub fn client_against(
+    case: &Case,
+    config: Arc<ClientConfig>,
+    port: u16,
+    peer: &mut Peer,
+    io: PeerIo,
+) {
+    let tcp = super::connect_when_listening(port, peer);
+    let conn = ClientConnection::new(config, super::server_name()).unwrap();
+    let mut tls = StreamOwned::new(conn, tcp);
+    let up = match io {
+        PeerIo::StdinStdout => test_data(TRANSFER_LEN, 1),
+        PeerIo::Echo => super::text_data(TRANSFER_LEN, 1),
+    };
+    match io {
+        PeerIo::StdinStdout => {
+            tls.write_all(&up)
+                .unwrap_or_else(|e| panic!("send: {e}; {}", peer.describe()));
+            tls.flush().unwrap();
+            assert_eq!(tls.conn.negotiated_cipher_suite(), Some(case.suite));
+            assert!(
+                peer.wait_stdout(up.len(), TIMEOUT),
+                "peer got {} of {} bytes; {}",
+                peer.stdout_len(),
+                up.len(),
+                peer.describe()
+            );
+            let got = peer.stdout();
+            assert!(
+                got == up,
+                "client to server: {}",
+                first_difference(&got, &up)
+            );
+            let down = test_data(TRANSFER_LEN, 2);
+            peer.feed_stdin(down.clone());
+            let mut got = vec![0u8; down.len()];
+            tls.read_exact(&mut got)
+                .unwrap_or_else(|e| panic!("receive: {e}; {}", peer.describe()));
+            assert!(
+                got == down,
+                "server to client: {}",
+                first_difference(&got, &down)
+            );
+        }
+        PeerIo::Echo => {
+            // Chunk by chunk, so neither side blocks writing while the
+            // other writes too.
+            let mut back = vec![0u8; 1 << 16];
+            for chunk in up.chunks(back.len()) {
+                tls.write_all(chunk)
+                    .unwrap_or_else(|e| panic!("send: {e}; {}", peer.describe()));
+                tls.flush().unwrap();
+                let got = &mut back[..chunk.len()];
+                tls.read_exact(got)
+                    .unwrap_or_else(|e| panic!("receive: {e}; {}", peer.describe()));
+                assert!(got == chunk, "echo: {}", first_difference(got, chunk));
+            }
+            assert_eq!(tls.conn.negotiated_cipher_suite(), Some(case.suite));
+        }
+    }
+    tls.conn.send_close_notify();
+    let _ = tls.flush();
+}
+
+/// A rustls server on `listener` against the peer client, which was fed
+/// the up data on stdin and prints what it receives.
+pub fn server_against(
+    case: &Case,
+    config: Arc<ServerConfig>,
+    listener: &TcpListener,
+    peer: &mut Peer,
+) {
+    let up = test_data(TRANSFER_LEN, 3);
+    peer.feed_stdin(up.clone());
+    let tcp = super::accept_within(listener, peer);
+    let conn = ServerConnection::new(config).unwrap();
+    let mut tls = StreamOwned::new(conn, tcp);
+    let mut got = vec![0u8; up.len()];
+    tls.read_exact(&mut got)
+        .unwrap_or_else(|e| panic!("receive: {e}; {}", peer.describe()));
+    assert!(
+        got == up,
+        "client to server: {}",
+        first_difference(&got, &up)
+    );
+    assert_eq!(tls.conn.negotiated_cipher_suite(), Some(case.suite));
+    let down = test_data(TRANSFER_LEN, 4);
+    tls.write_all(&down)
+        .unwrap_or_else(|e| panic!("send: {e}; {}", peer.describe()));
+    tls.flush().unwrap();
+    assert!(
+        peer.wait_stdout(down.len(), TIMEOUT),
+        "peer got {} of {} bytes; {}",
+        peer.stdout_len(),
+        down.len(),
+        peer.describe()
+    );
+    let got = peer.stdout();
+    assert!(
+        got == down,
+        "server to client: {}",
+        first_difference(&got, &down)
+    );
+    tls.conn.send_close_notify();
+    let _ = tls.flush();
+    // Let the peer see the close_notify and exit by itself.
+    let _ = peer.wait_exit(Duration::from_secs(2));
+}

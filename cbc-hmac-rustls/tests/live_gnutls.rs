@@ -1,0 +1,81 @@
+//! Live interop with GnuTLS's command-line tools on loopback, every suite:
+//! a rustls client with only that suite against `gnutls-serv --echo`, and
+//! a rustls server against `gnutls-cli`, each peer held by its priority
+//! string to that one suite, TLS 1.2 and `%NO_ETM`, 1 MiB each way.
+//!
+//! Skipped, with a `SKIPPED:` line, where the tools (package gnutls-bin)
+//! or `openssl` (which makes the certificates) are not installed.
+
+mod common;
+
+use std::net::TcpListener;
+
+use common::drive::{PeerIo, client_against, server_against};
+use common::{
+    Peer, TempDir, cases, client_config, free_port, have_tool, make_certs, provider_with,
+};
+
+fn have_tools(program: &str, what: &str) -> bool {
+    have_tool(program, &["--version"], "gnutls-bin", what)
+        && have_tool("openssl", &["version"], "openssl", what)
+}
+
+#[test]
+fn rustls_client_against_gnutls_serv() {
+    if !have_tools("gnutls-serv", "rustls client against gnutls-serv") {
+        return;
+    }
+    let dir = TempDir::new("cbc-hmac-rustls-gnutls-server");
+    for case in cases() {
+        let certs = make_certs(dir.path(), case.key);
+        let port = free_port();
+        let args = vec![
+            "--echo".to_string(),
+            "-p".to_string(),
+            port.to_string(),
+            format!("--x509certfile={}", certs.cert.display()),
+            format!("--x509keyfile={}", certs.key.display()),
+            format!("--priority={}", case.gnutls_priority()),
+        ];
+        let mut peer = Peer::spawn("gnutls-serv", "gnutls-serv", &args, dir.path());
+        let config = client_config(provider_with(&[case.suite]), &certs);
+        client_against(&case, config, port, &mut peer, PeerIo::Echo);
+        eprintln!(
+            "PASSED: rustls client -> gnutls-serv, {}: 1 MiB each way",
+            case.name()
+        );
+    }
+}
+
+#[test]
+fn gnutls_cli_against_rustls_server() {
+    if !have_tools("gnutls-cli", "gnutls-cli against rustls server") {
+        return;
+    }
+    let dir = TempDir::new("cbc-hmac-rustls-gnutls-client");
+    for case in cases() {
+        let certs = make_certs(dir.path(), case.key);
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let log = dir.path().join("gnutls-cli.log");
+        let args = vec![
+            "-p".to_string(),
+            port.to_string(),
+            "127.0.0.1".to_string(),
+            format!("--x509cafile={}", certs.ca.display()),
+            format!("--priority={}", case.gnutls_priority()),
+            // Status lines to the file, so stdout holds only the data.
+            format!("--logfile={}", log.display()),
+        ];
+        let mut peer = Peer::spawn("gnutls-cli", "gnutls-cli", &args, dir.path());
+        let config = common::server_config(
+            std::sync::Arc::new(cbc_hmac_rustls::default_provider()),
+            &certs,
+        );
+        server_against(&case, config, &listener, &mut peer);
+        eprintln!(
+            "PASSED: gnutls-cli -> rustls server, {}: 1 MiB each way",
+            case.name()
+        );
+    }
+}

@@ -1,0 +1,95 @@
+//! Live interop with the `openssl` command line on loopback, every suite:
+//! a rustls client with only that suite against `openssl s_server`, and a
+//! rustls server against `openssl s_client`, each peer held to that one
+//! suite, TLS 1.2 and no encrypt-then-MAC (`-no_etm`), 1 MiB each way.
+//!
+//! Skipped, with a `SKIPPED:` line, where `openssl` is not installed.
+
+mod common;
+
+use std::net::TcpListener;
+
+use common::drive::{PeerIo, client_against, server_against};
+use common::{
+    Peer, TempDir, cases, client_config, free_port, have_tool, make_certs, provider_with,
+};
+
+fn have_openssl(what: &str) -> bool {
+    have_tool("openssl", &["version"], "openssl", what)
+}
+
+#[test]
+fn rustls_client_against_openssl_s_server() {
+    if !have_openssl("rustls client against openssl s_server") {
+        return;
+    }
+    let dir = TempDir::new("cbc-hmac-rustls-openssl-server");
+    for case in cases() {
+        let certs = make_certs(dir.path(), case.key);
+        let port = free_port();
+        let s = |x: &str| x.to_string();
+        let args = vec![
+            s("s_server"),
+            s("-accept"),
+            format!("127.0.0.1:{port}"),
+            s("-cert"),
+            certs.cert.display().to_string(),
+            s("-key"),
+            certs.key.display().to_string(),
+            s("-tls1_2"),
+            s("-cipher"),
+            s(case.openssl),
+            s("-no_etm"),
+            s("-quiet"),
+            s("-naccept"),
+            s("1"),
+        ];
+        let mut peer = Peer::spawn("openssl s_server", "openssl", &args, dir.path());
+        let config = client_config(provider_with(&[case.suite]), &certs);
+        client_against(&case, config, port, &mut peer, PeerIo::StdinStdout);
+        eprintln!(
+            "PASSED: rustls client -> openssl s_server, {}: 1 MiB each way",
+            case.name()
+        );
+    }
+}
+
+#[test]
+fn openssl_s_client_against_rustls_server() {
+    if !have_openssl("openssl s_client against rustls server") {
+        return;
+    }
+    let dir = TempDir::new("cbc-hmac-rustls-openssl-client");
+    for case in cases() {
+        let certs = make_certs(dir.path(), case.key);
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let s = |x: &str| x.to_string();
+        let args = vec![
+            s("s_client"),
+            s("-connect"),
+            format!("127.0.0.1:{port}"),
+            s("-servername"),
+            s("localhost"),
+            s("-CAfile"),
+            certs.ca.display().to_string(),
+            s("-verify_return_error"),
+            s("-tls1_2"),
+            s("-cipher"),
+            s(case.openssl),
+            s("-no_etm"),
+            s("-quiet"),
+        ];
+        let mut peer = Peer::spawn("openssl s_client", "openssl", &args, dir.path());
+        // The server offers everything it has; the client picks the suite.
+        let config = common::server_config(
+            std::sync::Arc::new(cbc_hmac_rustls::default_provider()),
+            &certs,
+        );
+        server_against(&case, config, &listener, &mut peer);
+        eprintln!(
+            "PASSED: openssl s_client -> rustls server, {}: 1 MiB each way",
+            case.name()
+        );
+    }
+}
