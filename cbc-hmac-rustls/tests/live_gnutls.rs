@@ -1,7 +1,9 @@
 //! Live interop with GnuTLS's command-line tools on loopback, every suite:
 //! a rustls client with only that suite against `gnutls-serv --echo`, and
 //! a rustls server against `gnutls-cli`, each peer held by its priority
-//! string to that one suite, TLS 1.2 and `%NO_ETM`, 1 MiB each way.
+//! string to that one suite, TLS 1.2 and `%NO_ETM`, 1 MiB each way; and
+//! through a proxy that flips a bit of one record each way, rustls's
+//! decrypt error and the alert at the peer.
 //!
 //! Skipped, with a `SKIPPED:` line, where the tools (package gnutls-bin)
 //! or `openssl` (which makes the certificates) are not installed.
@@ -10,7 +12,10 @@ mod common;
 
 use std::net::TcpListener;
 
-use common::drive::{PeerIo, client_against, server_against};
+use common::drive::{
+    PeerIo, client_against, client_gets_tampered, server_against, server_gets_tampered,
+};
+use common::proxy::{Direction, Proxy};
 use common::{
     Peer, TempDir, cases, client_config, free_port, have_tool, make_certs, provider_with,
 };
@@ -75,6 +80,88 @@ fn gnutls_cli_against_rustls_server() {
         server_against(&case, config, &listener, &mut peer);
         eprintln!(
             "PASSED: gnutls-cli -> rustls server, {}: 1 MiB each way",
+            case.name()
+        );
+    }
+}
+
+/// Whether the peer reports the alert it was sent: `needle` in its
+/// output or its log file.
+fn saw_alert(peer: &mut Peer, log: Option<&std::path::Path>, needle: &str) -> bool {
+    let _ = peer.wait_exit(std::time::Duration::from_secs(5));
+    let log = log
+        .and_then(|l| std::fs::read_to_string(l).ok())
+        .unwrap_or_default();
+    let said = format!(
+        "{}{}{log}",
+        peer.stderr(),
+        String::from_utf8_lossy(&peer.stdout())
+    );
+    said.contains(needle)
+}
+
+#[test]
+fn tampered_records_from_gnutls_are_rejected() {
+    if !have_tools("gnutls-serv", "tampered records from GnuTLS")
+        || !have_tools("gnutls-cli", "tampered records from GnuTLS")
+    {
+        return;
+    }
+    let dir = TempDir::new("cbc-hmac-rustls-gnutls-tamper");
+    for case in cases() {
+        let certs = make_certs(dir.path(), case.key);
+
+        let port = free_port();
+        let args = vec![
+            "--echo".to_string(),
+            "-p".to_string(),
+            port.to_string(),
+            format!("--x509certfile={}", certs.cert.display()),
+            format!("--x509keyfile={}", certs.key.display()),
+            format!("--priority={}", case.gnutls_priority()),
+        ];
+        let mut peer = Peer::spawn("gnutls-serv", "gnutls-serv", &args, dir.path());
+        common::connect_when_listening(port, &mut peer);
+        let proxy = Proxy::start(port, Direction::ToClient);
+        let config = client_config(provider_with(&[case.suite]), &certs);
+        let err = client_gets_tampered(config, proxy.port, &mut peer, PeerIo::Echo);
+        assert_eq!(err, rustls::Error::DecryptError, "{}", case.name());
+        // gnutls-serv does not name the alert.
+        assert!(
+            saw_alert(&mut peer, None, "A TLS fatal alert has been received"),
+            "{}: no alert; {}",
+            case.name(),
+            peer.describe()
+        );
+        assert!(proxy.tampered());
+
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let proxy = Proxy::start(listener.local_addr().unwrap().port(), Direction::ToServer);
+        let log = dir.path().join("gnutls-cli-tamper.log");
+        let args = vec![
+            "-p".to_string(),
+            proxy.port.to_string(),
+            "127.0.0.1".to_string(),
+            format!("--x509cafile={}", certs.ca.display()),
+            format!("--priority={}", case.gnutls_priority()),
+            format!("--logfile={}", log.display()),
+        ];
+        let mut peer = Peer::spawn("gnutls-cli", "gnutls-cli", &args, dir.path());
+        let config = common::server_config(
+            std::sync::Arc::new(cbc_hmac_rustls::default_provider()),
+            &certs,
+        );
+        let err = server_gets_tampered(config, &listener, &mut peer);
+        assert_eq!(err, rustls::Error::DecryptError, "{}", case.name());
+        assert!(
+            saw_alert(&mut peer, Some(&log), "Bad record MAC"),
+            "{}: no alert; {}",
+            case.name(),
+            peer.describe()
+        );
+        assert!(proxy.tampered());
+        eprintln!(
+            "PASSED: tampered records from gnutls-serv and gnutls-cli rejected, alert seen by both peers, {}",
             case.name()
         );
     }

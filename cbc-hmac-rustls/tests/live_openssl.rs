@@ -1,7 +1,9 @@
 //! Live interop with the `openssl` command line on loopback, every suite:
 //! a rustls client with only that suite against `openssl s_server`, and a
 //! rustls server against `openssl s_client`, each peer held to that one
-//! suite, TLS 1.2 and no encrypt-then-MAC (`-no_etm`), 1 MiB each way.
+//! suite, TLS 1.2 and no encrypt-then-MAC (`-no_etm`), 1 MiB each way;
+//! and through a proxy that flips a bit of one record each way, rustls's
+//! decrypt error and the `bad record mac` alert at the peer.
 //!
 //! Skipped, with a `SKIPPED:` line, where `openssl` is not installed.
 
@@ -9,13 +11,117 @@ mod common;
 
 use std::net::TcpListener;
 
-use common::drive::{PeerIo, client_against, server_against};
+use common::drive::{
+    PeerIo, client_against, client_gets_tampered, server_against, server_gets_tampered,
+};
+use common::proxy::{Direction, Proxy};
 use common::{
     Peer, TempDir, cases, client_config, free_port, have_tool, make_certs, provider_with,
 };
 
 fn have_openssl(what: &str) -> bool {
     have_tool("openssl", &["version"], "openssl", what)
+}
+
+fn s_server_args(case: &common::Case, certs: &common::Certs, port: u16) -> Vec<String> {
+    let s = |x: &str| x.to_string();
+    vec![
+        s("s_server"),
+        s("-accept"),
+        format!("127.0.0.1:{port}"),
+        s("-cert"),
+        certs.cert.display().to_string(),
+        s("-key"),
+        certs.key.display().to_string(),
+        s("-tls1_2"),
+        s("-cipher"),
+        s(case.openssl),
+        s("-no_etm"),
+        s("-quiet"),
+        s("-naccept"),
+        s("1"),
+    ]
+}
+
+fn s_client_args(case: &common::Case, certs: &common::Certs, port: u16) -> Vec<String> {
+    let s = |x: &str| x.to_string();
+    vec![
+        s("s_client"),
+        s("-connect"),
+        format!("127.0.0.1:{port}"),
+        s("-servername"),
+        s("localhost"),
+        s("-CAfile"),
+        certs.ca.display().to_string(),
+        s("-verify_return_error"),
+        s("-tls1_2"),
+        s("-cipher"),
+        s(case.openssl),
+        s("-no_etm"),
+        s("-quiet"),
+    ]
+}
+
+/// Whether the peer reports the `bad_record_mac` alert it was sent.
+fn saw_bad_record_mac(peer: &mut Peer) -> bool {
+    let _ = peer.wait_exit(std::time::Duration::from_secs(5));
+    peer.stderr().contains("alert bad record mac")
+}
+
+#[test]
+fn tampered_records_from_openssl_are_rejected() {
+    if !have_openssl("tampered records from openssl") {
+        return;
+    }
+    let dir = TempDir::new("cbc-hmac-rustls-openssl-tamper");
+    for case in cases() {
+        let certs = make_certs(dir.path(), case.key);
+
+        let port = free_port();
+        let mut peer = Peer::spawn(
+            "openssl s_server",
+            "openssl",
+            &s_server_args(&case, &certs, port),
+            dir.path(),
+        );
+        let proxy = Proxy::start(port, Direction::ToClient);
+        let config = client_config(provider_with(&[case.suite]), &certs);
+        let err = client_gets_tampered(config, proxy.port, &mut peer, PeerIo::StdinStdout);
+        assert_eq!(err, rustls::Error::DecryptError, "{}", case.name());
+        assert!(
+            saw_bad_record_mac(&mut peer),
+            "{}: no alert; {}",
+            case.name(),
+            peer.describe()
+        );
+        assert!(proxy.tampered());
+
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let proxy = Proxy::start(listener.local_addr().unwrap().port(), Direction::ToServer);
+        let mut peer = Peer::spawn(
+            "openssl s_client",
+            "openssl",
+            &s_client_args(&case, &certs, proxy.port),
+            dir.path(),
+        );
+        let config = common::server_config(
+            std::sync::Arc::new(cbc_hmac_rustls::default_provider()),
+            &certs,
+        );
+        let err = server_gets_tampered(config, &listener, &mut peer);
+        assert_eq!(err, rustls::Error::DecryptError, "{}", case.name());
+        assert!(
+            saw_bad_record_mac(&mut peer),
+            "{}: no alert; {}",
+            case.name(),
+            peer.describe()
+        );
+        assert!(proxy.tampered());
+        eprintln!(
+            "PASSED: tampered records from openssl s_server and s_client rejected with bad_record_mac, {}",
+            case.name()
+        );
+    }
 }
 
 #[test]

@@ -128,3 +128,64 @@ pub fn server_against(
     // Let the peer see the close_notify and exit by itself.
     let _ = peer.wait_exit(Duration::from_secs(2));
 }
+
+/// The rustls error inside an I/O error from a rustls stream.
+fn rustls_error(e: &std::io::Error) -> Option<rustls::Error> {
+    e.get_ref()
+        .and_then(|inner| inner.downcast_ref::<rustls::Error>())
+        .cloned()
+}
+
+/// A rustls client through a proxy (on `port`) that tampers with the
+/// server's first application-data record: the client must fail with
+/// rustls's decrypt error. Returns it.
+pub fn client_gets_tampered(
+    config: Arc<ClientConfig>,
+    port: u16,
+    peer: &mut Peer,
+    io: PeerIo,
+) -> rustls::Error {
+    let tcp = std::net::TcpStream::connect(("127.0.0.1", port)).unwrap();
+    tcp.set_read_timeout(Some(TIMEOUT)).unwrap();
+    let conn = ClientConnection::new(config, super::server_name()).unwrap();
+    let mut tls = StreamOwned::new(conn, tcp);
+    let hello = super::text_data(128, 7);
+    tls.write_all(&hello)
+        .unwrap_or_else(|e| panic!("send: {e}; {}", peer.describe()));
+    tls.flush().unwrap();
+    if io == PeerIo::StdinStdout {
+        assert!(
+            peer.wait_stdout(hello.len(), TIMEOUT),
+            "{}",
+            peer.describe()
+        );
+        peer.feed_stdin(super::text_data(1000, 8));
+    }
+    read_fails(&mut tls, peer)
+}
+
+/// A rustls server whose peer client goes through a proxy that tampers
+/// with the client's first application-data record: the server must fail
+/// with rustls's decrypt error. Returns it.
+pub fn server_gets_tampered(
+    config: Arc<ServerConfig>,
+    listener: &TcpListener,
+    peer: &mut Peer,
+) -> rustls::Error {
+    peer.feed_stdin(super::text_data(1000, 9));
+    let tcp = super::accept_within(listener, peer);
+    let conn = ServerConnection::new(config).unwrap();
+    let mut tls = StreamOwned::new(conn, tcp);
+    read_fails(&mut tls, peer)
+}
+
+/// The first read must fail with a rustls error (the first record that
+/// arrives is the tampered one); returns it.
+fn read_fails(tls: &mut impl Read, peer: &Peer) -> rustls::Error {
+    let mut buf = [0u8; 4096];
+    match tls.read(&mut buf) {
+        Ok(0) => panic!("closed without an error; {}", peer.describe()),
+        Ok(_) => panic!("a tampered record was accepted; {}", peer.describe()),
+        Err(e) => rustls_error(&e).unwrap_or_else(|| panic!("{e}; {}", peer.describe())),
+    }
+}

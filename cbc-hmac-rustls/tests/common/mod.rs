@@ -5,6 +5,7 @@
 #![allow(dead_code)]
 
 pub mod drive;
+pub mod proxy;
 
 use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};
