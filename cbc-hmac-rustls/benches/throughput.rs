@@ -166,12 +166,12 @@ fn main() {
         ratio.push(t_gcm.as_secs_f64() / t_cbc.as_secs_f64());
     }
     println!(
-        "  {:?} (cbc-hmac): {:.2} GB/s",
+        "  {:?} (cbc-hmac): {:.3} GB/s",
         cbc.suite(),
         median(&mut r_cbc)
     );
     println!(
-        "  {:?} (ring):     {:.2} GB/s",
+        "  {:?} (ring):     {:.3} GB/s",
         gcm.suite(),
         median(&mut r_gcm)
     );
