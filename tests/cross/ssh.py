@@ -13,6 +13,7 @@ Reads one JSON object per line on stdin, writes one per line on stdout:
 The CBC chain runs on from packet to packet, from `iv`; `seq` is the
 sequence number of the first packet, incremented (mod 2^32) per packet.
 Exits with status 3 and a message on stderr if `cryptography` is missing.
+vectors/make-ssh-packets.py imports `seal` from here.
 """
 
 import json
@@ -107,7 +108,8 @@ def open_(req):
     return {"payloads": ",".join(payloads)}
 
 
-for line in sys.stdin:
-    req = json.loads(line)
-    resp = seal(req) if req["op"] == "seal" else open_(req)
-    print(json.dumps(resp), flush=True)
+if __name__ == "__main__":
+    for line in sys.stdin:
+        req = json.loads(line)
+        resp = seal(req) if req["op"] == "seal" else open_(req)
+        print(json.dumps(resp), flush=True)
