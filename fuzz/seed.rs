@@ -1,7 +1,8 @@
 //! Writes the seed corpora under `DIR` (default `corpus`, relative to the
 //! current directory): valid records of every configuration with short,
 //! long and every padding length for `open`, plaintexts of every
-//! configuration for `seal_open_roundtrip`, and every suite name, OpenSSL
+//! configuration for `seal_open_roundtrip`, ESP packets and payloads for
+//! `esp_open`, SSH packet streams and payloads for `ssh_open`, and every suite name, OpenSSL
 //! name, combination name and code point for `suite_lookup`.
 //!
 //! `cargo run --manifest-path fuzz/Cargo.toml --example seed -- fuzz/corpus`
@@ -10,6 +11,7 @@ use std::fs;
 use std::path::Path;
 
 use cbc_hmac::esp::{EspConfig, EspIntegrity, EspKeys, EspSealer};
+use cbc_hmac::ssh::{SshKeys, SshSealer, SshSuite};
 use cbc_hmac::suite::CipherSuite;
 use cbc_hmac::{Cipher, Combination, MacOrder, ProtocolVersion, RecordConfig};
 use fuzz_support::{Header, build_record, write_header};
@@ -150,6 +152,37 @@ fn main() {
         }
     }
     println!("esp_open: {count} seeds");
+
+    // ssh_open: streams of valid packets of every suite (mode 0, sealed
+    // with the target's keys from sequence number 5) and payloads to seal
+    // (mode 0x80).
+    let dir = root.join("ssh_open");
+    fs::create_dir_all(&dir).unwrap();
+    let mut count = 0;
+    let ssh_mac_key: [u8; 32] = std::array::from_fn(|i| 0x40 + i as u8);
+    for (i, suite) in SshSuite::ALL.into_iter().enumerate() {
+        let keys = SshKeys {
+            enc_key: &enc_key[..suite.cipher().key_len()],
+            iv: &[0x5a; 16],
+            mac_key: &ssh_mac_key[..suite.mac_key_len()],
+        };
+        let mut sealer = SshSealer::new(suite, keys, 5).unwrap();
+        let mut stream = Vec::new();
+        for len in [0usize, 11, 100] {
+            let mut packet = vec![0u8; sealer.sealed_len(len)];
+            sealer.seal(&vec![0x5a; len], &mut packet).unwrap();
+            stream.extend(packet);
+        }
+        for (mode, tail) in [(0u8, stream.as_slice()), (0x80, &[0x5a; 40][..])] {
+            let mut input = vec![i as u8 | mode];
+            input.extend(5u32.to_le_bytes());
+            input.extend(77u32.to_le_bytes());
+            input.extend(tail);
+            write(&dir, format!("ssh-{i}-{mode:02x}"), &input);
+            count += 1;
+        }
+    }
+    println!("ssh_open: {count} seeds");
 
     // suite_lookup: every name and code point.
     let dir = root.join("suite_lookup");

@@ -177,6 +177,33 @@ pub enum Error {
         /// The algorithm's standard name.
         name: &'static str,
     },
+    /// SSH padding the sealer was asked for that RFC 4253 section 6 does
+    /// not allow: fewer than 4 or more than 255 bytes, or not aligning the
+    /// packet to whole blocks.
+    InvalidPadding {
+        /// Padding length given.
+        len: usize,
+    },
+    /// An SSH encrypt-then-MAC packet whose clear `packet_length` is out
+    /// of range: not whole blocks, under one block, or over 256 KiB. (The
+    /// encrypted length of the other forms is never an error by itself:
+    /// see [`crate::ssh`].)
+    SshPacketLength {
+        /// The length field received.
+        len: u32,
+    },
+    /// An SSH packet of another size than [`crate::ssh::SshOpener::open_length`]
+    /// announced.
+    SshWrongPacketSize {
+        /// Bytes announced.
+        expected: usize,
+        /// Bytes given.
+        actual: usize,
+    },
+    /// An [`crate::ssh::SshOpener`] call out of order: `open` before
+    /// `open_length`, `open_length` twice, or either after a failed packet
+    /// (the connection is over).
+    SshOutOfOrder,
 }
 
 impl fmt::Display for Error {
@@ -266,6 +293,12 @@ impl fmt::Display for Error {
                 write!(f, "ciphertext of {len} bytes is not block-aligned")
             }
             Error::UnsupportedAlgorithm { name } => write!(f, "{name} is not supported"),
+            Error::InvalidPadding { len } => write!(f, "invalid SSH padding length {len}"),
+            Error::SshPacketLength { len } => write!(f, "SSH packet length {len} out of range"),
+            Error::SshWrongPacketSize { expected, actual } => {
+                write!(f, "SSH packet of {actual} bytes, expected {expected}")
+            }
+            Error::SshOutOfOrder => f.write_str("SSH opener called out of order"),
         }
     }
 }

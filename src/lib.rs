@@ -1,5 +1,5 @@
 //! Fast, constant-time AES-CBC + HMAC record protection for the CBC cipher
-//! suites of TLS 1.0, 1.1, 1.2 and DTLS 1.0, 1.2, IPsec ESP and JWE, and the
+//! suites of TLS 1.0, 1.1, 1.2 and DTLS 1.0, 1.2, SSH, IPsec ESP and JWE, and the
 //! standalone primitives (AES-CBC, HMAC-SHA1/SHA256/SHA384) at full machine
 //! speed.
 //!
@@ -31,6 +31,8 @@
 //!   (inner and outer states precomputed once), [`digest`].
 //! - [`esp`]: IPsec ESP packets over the same kernels, and
 //!   [`ReplayWindow`], the anti-replay window for ESP and DTLS.
+//! - [`ssh`]: SSH binary packets (RFC 4253, OpenSSH's encrypt-then-MAC
+//!   forms) with OpenSSH's defence against the CBC length oracle.
 //! - [`jose`]: JWE's AES_CBC_HMAC_SHA2 AEAD (`A128CBC-HS256`).
 //! - [`Backend`]: the implementation chosen once per keyed object.
 //!
@@ -51,6 +53,7 @@ pub mod key_schedule;
 mod primitives;
 pub mod record;
 pub mod replay;
+pub mod ssh;
 pub mod suite;
 
 pub use backends::Backend;

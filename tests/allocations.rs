@@ -325,3 +325,46 @@ fn batch_seals_do_not_allocate() {
         }
     }
 }
+
+#[test]
+fn ssh_does_not_allocate() {
+    use cbc_hmac::ssh::{SshKeys, SshOpener, SshSealer, SshSuite};
+    for backend in Backend::available() {
+        for suite in SshSuite::ALL {
+            let enc = vec![1u8; suite.cipher().key_len()];
+            let mac = vec![2u8; suite.mac_key_len()];
+            let keys = SshKeys {
+                enc_key: &enc,
+                iv: &[3; 16],
+                mac_key: &mac,
+            };
+            let mut sealer = SshSealer::with_backend(suite, keys, 0, backend).unwrap();
+            let mut opener = SshOpener::with_backend(suite, keys, 0, backend).unwrap();
+            let mut buf = vec![0u8; 40_000];
+            let mut work = vec![0u8; 40_000];
+            let (mut opened, mut failures) = (0usize, 0usize);
+            let info = measure(|| {
+                for i in 0..CALLS {
+                    let len = [0, 64, 1400, 32 * 1024][i % 4];
+                    let n = sealer.seal_in_place(&mut buf, len).unwrap();
+                    let total = opener.open_length(&buf[..n]).unwrap();
+                    opened += opener.open(&mut buf[..total]).unwrap().len();
+                }
+                // Then one forgery through the whole failure path (the
+                // last packet this opener sees).
+                let n = sealer.seal_in_place(&mut work, 100).unwrap();
+                work[n - 1] ^= 1;
+                let total = opener.open_length(&work[..n]).unwrap();
+                failures += opener.open(&mut work[..total]).is_err() as usize;
+                while opener.discard(&buf[..8192]) > 0 {}
+            });
+            assert!(opened > 0);
+            assert_eq!(failures, 1);
+            assert_eq!(
+                info.count_total, 0,
+                "SSH {suite} on {backend}: {} allocations",
+                info.count_total
+            );
+        }
+    }
+}
