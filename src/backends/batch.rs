@@ -21,6 +21,7 @@
 
 use crate::HmacKey;
 use crate::backends::{AesKey, Backend, pad, seal_encrypt_then_mac, seal_mac_then_encrypt};
+use crate::primitives::ct_digest::finish_with_secret_len;
 use crate::primitives::hash::{Compress, Engine, HashFunction, Sha1, Sha256, Sha384};
 use crate::primitives::hmac::{AnyStates, HmacStates};
 
@@ -132,6 +133,26 @@ impl<'a, H: HashFunction> HashJob<'a, H> {
     }
 }
 
+/// The last step of a MAC-then-encrypt open, for one record: the inner
+/// hash, held by `engine`, finished over `data[..len]` for a secret `len`
+/// (as `ct_digest::finish_with_secret_len` does), then the outer hash,
+/// into `tag`.
+pub(crate) struct SecretTailJob<'a, H: HashFunction> {
+    pub(crate) states: &'a HmacStates<H>,
+    pub(crate) engine: Engine<H>,
+    pub(crate) data: &'a [u8],
+    pub(crate) len: usize,
+    pub(crate) tag: &'a mut [u8],
+}
+
+impl<H: HashFunction> SecretTailJob<'_, H> {
+    /// The job, as one stream.
+    fn run_one(&mut self, c: &impl Compress<H>) {
+        let inner = finish_with_secret_len(c, &self.engine, self.data, self.len);
+        self.states.finish_outer(c, &inner, self.tag);
+    }
+}
+
 /// The hashes the batch engine runs: SHA-1, SHA-256 and SHA-384.
 pub(crate) trait BatchHash: HashFunction + Sized {
     /// The fewest jobs for which the lanes of `backend` beat one stream per
@@ -147,6 +168,15 @@ pub(crate) trait BatchHash: HashFunction + Sized {
     fn hash_jobs(
         backend: Backend,
         jobs: &mut [Option<HashJob<'_, Self>>],
+        single: &impl Compress<Self>,
+    );
+
+    /// Runs every job's secret-length finish: the same blocks of every
+    /// job through the lanes where `backend` has them, else one stream per
+    /// job. The work depends only on the jobs' public lengths.
+    fn finish_secret_len(
+        backend: Backend,
+        jobs: &mut [Option<SecretTailJob<'_, Self>>],
         single: &impl Compress<Self>,
     );
 }
@@ -188,6 +218,23 @@ macro_rules! batch_hash {
                     job.run_one(single);
                 }
             }
+
+            fn finish_secret_len(
+                backend: Backend,
+                jobs: &mut [Option<SecretTailJob<'_, Self>>],
+                single: &impl Compress<Self>,
+            ) {
+                #[cfg(target_arch = "x86_64")]
+                if backend == Backend::Vaes512ShaNi
+                    && let Some(t) = crate::backends::x86_64::Vaes512::detect()
+                {
+                    return lanes::finish_secret_len(t, jobs);
+                }
+                let _ = backend;
+                for job in jobs.iter_mut().flatten() {
+                    job.run_one(single);
+                }
+            }
         }
     };
 }
@@ -197,11 +244,12 @@ batch_hash!(Sha384, Sha384);
 
 #[cfg(target_arch = "x86_64")]
 mod lanes {
-    use super::{BatchHash, HashJob, Order, SealLane, WINDOW, Window, pad};
+    use super::{BatchHash, HashJob, Order, SealLane, SecretTailJob, WINDOW, Window, pad};
     use crate::backends::x86_64::Vaes512;
     use crate::backends::x86_64::aes::{AesNiKey, Schedule};
     use crate::backends::x86_64::lanes::{cbc_x16, sha1_x16, sha256_x16, sha512_x8};
     use crate::backends::{AesKey, with_compressor};
+    use crate::primitives::ct_digest::SecretLenPlan;
     use crate::primitives::hash::{Compress, Engine, HashFunction, Sha1, Sha256, Sha384};
     use crate::primitives::hmac::AnyStates;
 
@@ -702,6 +750,83 @@ mod lanes {
                     let (blocks, _) = H::split_blocks(lane.input());
                     single.compress(st, &blocks[..n]);
                     lane.advance(n, st, job);
+                }
+            }
+        }
+    }
+
+    /// The secret-length finishes of up to sixteen jobs at a time: round
+    /// `r` builds block `r` of every job's padded message with the masks
+    /// of the single-stream finish (`SecretLenPlan::block`), compresses all
+    /// lanes at once and keeps each lane's state where its real last block
+    /// is; then one lane-parallel outer block. Which lanes take part in a
+    /// round depends only on their public lengths.
+    pub(super) fn finish_secret_len<H: LaneHash>(
+        t: Vaes512,
+        jobs: &mut [Option<SecretTailJob<'_, H>>],
+    ) {
+        for group in jobs.chunks_mut(16) {
+            let used = group.len();
+            let plans: [Option<SecretLenPlan<H>>; 16] = core::array::from_fn(|i| {
+                let job = group.get(i)?.as_ref()?;
+                Some(SecretLenPlan::new(&job.engine, job.data, job.len))
+            });
+            let rounds = plans
+                .iter()
+                .flatten()
+                .map(|p| p.max_blocks)
+                .max()
+                .unwrap_or(0);
+            let mut state = [H::ZERO_STATE; 16];
+            for (st, job) in state.iter_mut().zip(group.iter()) {
+                if let Some(job) = job {
+                    *st = job.engine.state;
+                }
+            }
+            let mut result = [H::ZERO_STATE; 16];
+            let mut blocks = [H::ZERO_BLOCK; 16];
+            for r in 0..rounds {
+                let mut last = [0usize; 16];
+                for (((block, last), plan), job) in blocks
+                    .iter_mut()
+                    .zip(&mut last)
+                    .zip(&plans)
+                    .zip(group.iter())
+                {
+                    if let (Some(plan), Some(job)) = (plan, job)
+                        && r < plan.max_blocks
+                    {
+                        *last = plan.block(&job.engine, job.data, job.len, r, block);
+                    }
+                }
+                let inputs: [&[u8]; 16] = core::array::from_fn(|i| blocks[i].as_ref());
+                H::compress16(t, &mut state, &inputs, 1, used);
+                for ((acc, st), &last) in result.iter_mut().zip(&state).zip(&last) {
+                    H::or_masked(acc, st, last as u64);
+                }
+            }
+            // The outer hash: one block per lane.
+            for (((block, st), acc), job) in blocks
+                .iter_mut()
+                .zip(&mut state)
+                .zip(&result)
+                .zip(group.iter())
+            {
+                let Some(job) = job else { continue };
+                let o = block.as_mut();
+                o.fill(0);
+                H::write_output(acc, &mut o[..H::OUTPUT_LEN]);
+                o[H::OUTPUT_LEN] = 0x80;
+                let bits = ((H::BLOCK_LEN + H::OUTPUT_LEN) as u64) * 8;
+                let end = o.len();
+                o[end - 8..].copy_from_slice(&bits.to_be_bytes());
+                *st = job.states.outer;
+            }
+            let inputs: [&[u8]; 16] = core::array::from_fn(|i| blocks[i].as_ref());
+            H::compress16(t, &mut state, &inputs, 1, used);
+            for (st, job) in state.iter().zip(group.iter_mut()) {
+                if let Some(job) = job {
+                    H::write_output(st, job.tag);
                 }
             }
         }

@@ -37,11 +37,11 @@ use core::ops::Range;
 use subtle::ConstantTimeEq;
 
 use super::ct_open::{
-    check_padding, check_record_mac, decrypt_padding_span, open_mac_then_encrypt,
-    public_prefix_len, split_record,
+    check_padding, decrypt_padding_span, mac_matches, open_mac_then_encrypt, public_prefix_len,
+    secret_tail, split_record,
 };
 use super::{MacOrder, Opener, mac_header_after, mac_prefix};
-use crate::backends::batch::{BatchHash, HashJob, WINDOW};
+use crate::backends::batch::{BatchHash, HashJob, SecretTailJob, WINDOW};
 use crate::backends::{AesKey, Backend, DecryptAbsorb, with_compressor};
 use crate::error::Error;
 use crate::primitives::ct;
@@ -495,11 +495,34 @@ fn open_mac_then_encrypt_lanes<H: BatchHash, C: DecryptAbsorb<H>>(
             *engine = job.and_then(|j| j.engine);
         }
     }
-    for ((p, engine), good) in window.iter_mut().zip(&engines).zip(good) {
-        if let (Some(p), Some(engine)) = (p, engine) {
+    // Each record's hash finished over its secret length, all records'
+    // blocks side by side in the lanes.
+    let mut tags = [[0u8; MAX_TAG_LEN]; WINDOW];
+    {
+        let mut jobs: [Option<SecretTailJob<'_, H>>; WINDOW] = core::array::from_fn(|_| None);
+        for (((job, p), engine), tag) in jobs
+            .iter_mut()
+            .zip(window.iter())
+            .zip(&mut engines)
+            .zip(&mut tags)
+        {
+            if let (Some(p), Some(engine)) = (p, engine.take()) {
+                let (data, len) = secret_tail(&p.buf[p.iv_len..], m, p.data_len);
+                *job = Some(SecretTailJob {
+                    states: states_of(p.mac),
+                    engine,
+                    data,
+                    len,
+                    tag: &mut tag[..m],
+                });
+            }
+        }
+        H::finish_secret_len(backend, &mut jobs, c);
+    }
+    for ((p, tag), good) in window.iter_mut().zip(&tags).zip(good) {
+        if let Some(p) = p {
             let body = &p.buf[p.iv_len..];
-            let mac_ok = check_record_mac(c, states_of(p.mac), engine, body, p.data_len);
-            p.ok = good & mac_ok;
+            p.ok = good & mac_matches(body, p.data_len, &tag[..m]);
         }
     }
 }

@@ -208,10 +208,18 @@ pub(crate) fn digest_record<H: HashFunction, C: Compress<H>>(
     data_len: usize,
     out: &mut [u8],
 ) {
-    let max_data = body.len() - H::OUTPUT_LEN;
-    let min_data = public_prefix_len(body.len(), H::OUTPUT_LEN);
-    let inner = finish_with_secret_len(c, engine, &body[min_data..max_data], data_len - min_data);
+    let (tail, len) = secret_tail(body, H::OUTPUT_LEN, data_len);
+    let inner = finish_with_secret_len(c, engine, tail, len);
     states.finish_outer(c, &inner, out);
+}
+
+/// The part of the plaintext whose length is secret, after the public
+/// prefix, with the secret length of its real part: what the HMAC is
+/// finished over.
+pub(crate) fn secret_tail(body: &[u8], mac_len: usize, data_len: usize) -> (&[u8], usize) {
+    let max_data = body.len() - mac_len;
+    let min_data = public_prefix_len(body.len(), mac_len);
+    (&body[min_data..max_data], data_len - min_data)
 }
 
 /// The part of the plaintext every valid padding leaves in place: public.
