@@ -368,3 +368,75 @@ fn ssh_does_not_allocate() {
         }
     }
 }
+
+#[test]
+fn batch_opens_do_not_allocate() {
+    use cbc_hmac::record::{OpenJob, OpenRecord, open_batch};
+    for backend in Backend::available() {
+        for combination in Combination::ALL {
+            for order in MacOrder::ALL {
+                let config = RecordConfig::new(combination, ProtocolVersion::Tls12, order);
+                let enc = vec![1u8; combination.cipher().key_len()];
+                let mac = vec![2u8; combination.mac().output_len()];
+                let keys = RecordKeys {
+                    enc_key: &enc,
+                    mac_key: &mac,
+                    iv: None,
+                };
+                let mut sealer = Sealer::with_backend(config, keys, backend).unwrap();
+                let lens = [0usize, 16, 255, 1024, 16384];
+                // Twenty records, every fifth damaged; opened in place, so
+                // each round opens fresh copies made outside the count.
+                let fragments: Vec<Vec<u8>> = (0..20)
+                    .map(|i| {
+                        let len = lens[i % 5];
+                        let mut buf = vec![3u8; sealer.sealed_len(len)];
+                        let n = sealer.seal_in_place(i as u64, 23, &mut buf, len).unwrap();
+                        buf.truncate(n);
+                        if i % 5 == 4 {
+                            buf[n - 1] ^= 1;
+                        }
+                        buf
+                    })
+                    .collect();
+                let mut one = Opener::with_backend(config, keys, backend).unwrap();
+                let mut many: Vec<Opener> = (0..10)
+                    .map(|_| Opener::with_backend(config, keys, backend).unwrap())
+                    .collect();
+                let mut copies = fragments.clone();
+                let (left, right) = copies.split_at_mut(10);
+                let mut records: Vec<OpenRecord<'_>> =
+                    left.iter_mut().map(|b| OpenRecord::new(23, b)).collect();
+                let mut jobs: Vec<OpenJob<'_>> = many
+                    .iter_mut()
+                    .zip(right.iter_mut())
+                    .enumerate()
+                    .map(|(i, (o, b))| OpenJob::new(o, 10 + i as u64, 23, b))
+                    .collect();
+                let info = measure(|| {
+                    one.open_many_in_place(0, &mut records);
+                    open_batch(&mut jobs);
+                });
+                for (i, r) in records.iter().enumerate() {
+                    assert_eq!(
+                        r.result().unwrap().is_ok(),
+                        i % 5 != 4,
+                        "{config:?} record {i}"
+                    );
+                }
+                for (i, j) in jobs.iter().enumerate() {
+                    assert_eq!(
+                        j.result().unwrap().is_ok(),
+                        i % 5 != 4,
+                        "{config:?} job {i}"
+                    );
+                }
+                assert_eq!(
+                    info.count_total, 0,
+                    "{config:?} on {backend}: {} allocations in batch opens",
+                    info.count_total
+                );
+            }
+        }
+    }
+}

@@ -141,6 +141,12 @@ pub struct Args {
     #[arg(long, value_name = "K", default_value_t = 1, requires = "records",
           value_parser = clap::value_parser!(u16).range(1..=64))]
     pub connections: u16,
+
+    /// With --records N: open the records (`Opener::open_many_in_place`,
+    /// `open_batch`) instead of sealing them, against the single-record
+    /// open and, with --compare, the reference opening them.
+    #[arg(long, requires = "records")]
+    pub open: bool,
 }
 
 /// What `--compare` measures against.

@@ -19,6 +19,7 @@ mod machine;
 mod markdown;
 mod measure;
 mod multi;
+mod multi_open;
 mod multi_reference;
 mod output;
 mod plot;
@@ -103,12 +104,13 @@ fn run_multi(args: &Args, backend: Backend, records: usize, connections: usize) 
     let rounds = usize::from(args.rounds);
     let mut out = io::stdout().lock();
     if !args.json {
-        let _ = writeln!(out, "Backend: {backend}");
+        let _ = writeln!(out, "Backend: {backend} (open: {})", backend.open_kernel());
         let _ = writeln!(out, "CPU: {}, {}", cpu.model, cpu.id_summary());
         let _ = writeln!(
             out,
-            "Multi-record seal, TLS 1.2 MAC-then-encrypt; {rounds} alternating rounds, \
-             medians; ratio = batch / other side"
+            "Multi-record {}, TLS 1.2 MAC-then-encrypt; {rounds} alternating rounds, \
+             medians; ratio = batch / other side",
+            if args.open { "open" } else { "seal" }
         );
     }
     for &payload in &args.payload_sizes() {
@@ -118,6 +120,7 @@ fn run_multi(args: &Args, backend: Backend, records: usize, connections: usize) 
                 records,
                 connections,
                 payload,
+                open: args.open,
             };
             let outcome = multi_sides(args, backend, shape).and_then(|mut sides| {
                 let f = multi::measure(&mut sides, &shape, rounds, target)?;
@@ -127,8 +130,9 @@ fn run_multi(args: &Args, backend: Backend, records: usize, connections: usize) 
                 Ok(x) => x,
                 Err(failure) => {
                     eprintln!(
-                        "cbc-hmac-bench: error: multi-record seal {combination}, {records} x \
-                         {payload} bytes, backend {backend}: {failure}"
+                        "cbc-hmac-bench: error: multi-record {} {combination}, {records} x \
+                         {payload} bytes, backend {backend}: {failure}",
+                        shape.direction()
                     );
                     return ExitCode::FAILURE;
                 }
@@ -156,10 +160,17 @@ fn multi_sides(
     backend: Backend,
     shape: multi::Shape,
 ) -> Result<Vec<Box<dyn multi::Side>>, workload::Failure> {
-    let mut sides: Vec<Box<dyn multi::Side>> = vec![
-        Box::new(multi::Ours::new(shape, backend, true)?),
-        Box::new(multi::Ours::new(shape, backend, false)?),
-    ];
+    let mut sides: Vec<Box<dyn multi::Side>> = if shape.open {
+        vec![
+            Box::new(multi_open::OursOpen::new(shape, backend, true)?),
+            Box::new(multi_open::OursOpen::new(shape, backend, false)?),
+        ]
+    } else {
+        vec![
+            Box::new(multi::Ours::new(shape, backend, true)?),
+            Box::new(multi::Ours::new(shape, backend, false)?),
+        ]
+    };
     if let Some(reference) = args.compare {
         sides.push(multi_reference::side(reference, shape)?);
     }

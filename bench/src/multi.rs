@@ -29,13 +29,15 @@ use cbc_hmac::{
 use crate::measure::{self, Measurement};
 use crate::workload::{CONTENT_TYPE, Failure};
 
-/// What one multi-record measurement seals.
+/// What one multi-record measurement seals or opens.
 #[derive(Clone, Copy, Debug)]
 pub struct Shape {
     pub combination: Combination,
     pub records: usize,
     pub connections: usize,
     pub payload: usize,
+    /// Open (`--open`) rather than seal.
+    pub open: bool,
 }
 
 impl Shape {
@@ -51,9 +53,16 @@ impl Shape {
             n => format!("{n} connections"),
         };
         format!(
-            "Checking multi-record seal, {} records x {} bytes, {c}",
-            self.records, self.payload
+            "Checking multi-record {}, {} records x {} bytes, {c}",
+            self.direction(),
+            self.records,
+            self.payload
         )
+    }
+
+    /// `seal` or `open`.
+    pub fn direction(&self) -> &'static str {
+        if self.open { "open" } else { "seal" }
     }
 }
 
@@ -63,9 +72,9 @@ pub trait Side {
     fn name(&self) -> &'static str;
     /// The JSON key prefix of its figures.
     fn key(&self) -> &'static str;
-    /// Seals every record once (the timed operation).
-    fn seal_all(&mut self) -> Result<(), Failure>;
-    /// Seals fresh plaintext and checks the result.
+    /// Seals (or opens) every record once: the timed operation.
+    fn run_all(&mut self) -> Result<(), Failure>;
+    /// Checks the result of a fresh run.
     fn check(&mut self) -> Result<(), Failure>;
 }
 
@@ -219,7 +228,7 @@ impl Side for Ours {
         if self.batch { "" } else { "single_" }
     }
 
-    fn seal_all(&mut self) -> Result<(), Failure> {
+    fn run_all(&mut self) -> Result<(), Failure> {
         self.seal().map(|_| ())
     }
 
@@ -277,7 +286,7 @@ pub fn measure(
             (0..n).rev().collect()
         };
         for i in order {
-            let m = measure::run(per_round, || sides[i].seal_all())?;
+            let m = measure::run(per_round, || sides[i].run_all())?;
             figures.per_round[i].push(m.gb_per_s(shape.bytes_per_call()));
             figures.total[i] = figures.total[i].then(m);
         }
@@ -322,11 +331,15 @@ pub fn json_line(
     let mut fields = vec![
         ("section".to_string(), "\"multi\"".to_string()),
         ("name".into(), format!("\"{}\"", shape.combination)),
-        ("direction".into(), "\"seal\"".into()),
+        ("direction".into(), format!("\"{}\"", shape.direction())),
         ("payload".into(), shape.payload.to_string()),
         ("records".into(), shape.records.to_string()),
         ("connections".into(), shape.connections.to_string()),
         ("backend".into(), format!("\"{}\"", backend.name())),
+        (
+            "open_kernel".into(),
+            format!("\"{}\"", backend.open_kernel()),
+        ),
         ("cpu".into(), format!("\"{}\"", cpu.replace('"', "'"))),
         ("rounds".into(), f.per_round[0].len().to_string()),
         ("gb_per_s".into(), format!("{ours:.4}")),

@@ -93,7 +93,12 @@ impl<W: Write> Reporter<W> {
         if self.json {
             return Ok(());
         }
-        writeln!(self.out, "Backend: {}", self.info.backend)?;
+        writeln!(
+            self.out,
+            "Backend: {} (open: {})",
+            self.info.backend,
+            self.info.backend.open_kernel()
+        )?;
         let plan = &self.info.plan;
         if plan.threads > 1 {
             writeln!(
@@ -223,6 +228,7 @@ fn json_line(row: &Row, info: &RunInfo) -> String {
         ("direction", json_string(row.direction)),
         ("payload", p.to_string()),
         ("backend", json_string(info.backend.name())),
+        ("open_kernel", json_string(info.backend.open_kernel())),
         ("threads", info.plan.threads.to_string()),
     ]
     .into_iter()

@@ -438,3 +438,69 @@ fn multi_record_section() {
     assert!(!out.status.success());
     assert!(String::from_utf8_lossy(&out.stderr).contains("--connections 2"));
 }
+
+#[test]
+fn multi_record_open_section() {
+    for (records, connections) in [("5", "1"), ("16", "16")] {
+        let text = stdout_of(&[
+            "--records",
+            records,
+            "--connections",
+            connections,
+            "--open",
+            "--seconds",
+            "0.02",
+            "--rounds",
+            "2",
+            "--payload",
+            "100,2000",
+            "--combination",
+            "AES128-SHA",
+            "--combination",
+            "AES-256-CBC-SHA384",
+        ]);
+        assert!(text.contains("(open: "), "no open kernel in\n{text}");
+        for payload in ["100", "2000"] {
+            let prefix = format!("Checking multi-record open, {records} records x {payload} bytes");
+            assert!(
+                text.lines().any(|l| l.starts_with(&prefix)),
+                "no {prefix:?} in\n{text}"
+            );
+        }
+        let lines: Vec<&str> = text
+            .lines()
+            .filter(|l| l.contains(" batch ") && l.contains("GB/sec"))
+            .collect();
+        assert_eq!(lines.len(), 4, "two combinations x two payloads in\n{text}");
+        for l in lines {
+            assert!(
+                gb_per_sec(l).is_some_and(|g| g.is_finite() && g >= 0.0),
+                "{l:?}"
+            );
+            assert!(l.contains("one by one"), "{l:?}");
+        }
+    }
+    let json = stdout_of(&[
+        "--records",
+        "3",
+        "--open",
+        "--json",
+        "--seconds",
+        "0.02",
+        "--rounds",
+        "2",
+        "--payload",
+        "64",
+        "--combination",
+        "AES128-SHA",
+    ]);
+    for key in [
+        "\"direction\":\"open\"",
+        "\"open_kernel\":",
+        "\"single_ratio\":",
+    ] {
+        assert!(json.contains(key), "{key} in {json}");
+    }
+    // --open needs --records.
+    assert!(!bench(&["--open"]).status.success());
+}

@@ -20,7 +20,10 @@
 //! and for a window of one, every job runs the single-record seal.
 
 use crate::HmacKey;
-use crate::backends::{AesKey, pad, seal_encrypt_then_mac, seal_mac_then_encrypt};
+use crate::backends::{AesKey, Backend, pad, seal_encrypt_then_mac, seal_mac_then_encrypt};
+use crate::primitives::ct_digest::finish_with_secret_len;
+use crate::primitives::hash::{Compress, Engine, HashFunction, Sha1, Sha256, Sha384};
+use crate::primitives::hmac::{AnyStates, HmacStates};
 
 /// Jobs per window: the lanes of the widest kernel.
 pub(crate) const WINDOW: usize = 16;
@@ -101,15 +104,154 @@ pub(crate) fn seal(window: &mut Window<'_>) {
     }
 }
 
+/// The message one job hashes after the HMAC key block: the 13-byte
+/// prefix, then `data`. With a tag buffer the HMAC is finished into it;
+/// without one the hash stops after the message and `engine` receives the
+/// state and the bytes left over (the constant-time open finishes it over
+/// a secret length).
+pub(crate) struct HashJob<'a, H: HashFunction> {
+    pub(crate) states: &'a HmacStates<H>,
+    pub(crate) prefix: [u8; 13],
+    pub(crate) data: &'a [u8],
+    pub(crate) tag: Option<&'a mut [u8]>,
+    pub(crate) engine: Option<Engine<H>>,
+}
+
+impl<'a, H: HashFunction> HashJob<'a, H> {
+    /// The job, as one stream.
+    fn run_one(&mut self, c: &impl Compress<H>) {
+        let mut e = self.states.inner_engine();
+        e.update(c, &self.prefix);
+        e.update(c, self.data);
+        match self.tag.as_deref_mut() {
+            Some(tag) => {
+                let inner = e.finish(c);
+                self.states.finish_outer(c, &inner, tag);
+            }
+            None => self.engine = Some(e),
+        }
+    }
+}
+
+/// The last step of a MAC-then-encrypt open, for one record: the inner
+/// hash, held by `engine`, finished over `data[..len]` for a secret `len`
+/// (as `ct_digest::finish_with_secret_len` does), then the outer hash,
+/// into `tag`.
+pub(crate) struct SecretTailJob<'a, H: HashFunction> {
+    pub(crate) states: &'a HmacStates<H>,
+    pub(crate) engine: Engine<H>,
+    pub(crate) data: &'a [u8],
+    pub(crate) len: usize,
+    pub(crate) tag: &'a mut [u8],
+}
+
+impl<H: HashFunction> SecretTailJob<'_, H> {
+    /// The job, as one stream.
+    fn run_one(&mut self, c: &impl Compress<H>) {
+        let inner = finish_with_secret_len(c, &self.engine, self.data, self.len);
+        self.states.finish_outer(c, &inner, self.tag);
+    }
+}
+
+/// The hashes the batch engine runs: SHA-1, SHA-256 and SHA-384.
+pub(crate) trait BatchHash: HashFunction + Sized {
+    /// The fewest jobs for which the lanes of `backend` beat one stream per
+    /// job, or `None` where the backend (or this CPU) has no lane kernels.
+    fn lane_threshold(backend: Backend) -> Option<usize>;
+
+    /// The HMAC states of `s`, if they are of this hash.
+    fn states(s: &AnyStates) -> Option<&HmacStates<Self>>;
+
+    /// Runs every job's hash: in lanes where `backend` has them, else one
+    /// stream per job on `single`. The work depends only on the jobs'
+    /// lengths.
+    fn hash_jobs(
+        backend: Backend,
+        jobs: &mut [Option<HashJob<'_, Self>>],
+        single: &impl Compress<Self>,
+    );
+
+    /// Runs every job's secret-length finish: the same blocks of every
+    /// job through the lanes where `backend` has them, else one stream per
+    /// job. The work depends only on the jobs' public lengths.
+    fn finish_secret_len(
+        backend: Backend,
+        jobs: &mut [Option<SecretTailJob<'_, Self>>],
+        single: &impl Compress<Self>,
+    );
+}
+
+macro_rules! batch_hash {
+    ($h:ty, $variant:ident) => {
+        impl BatchHash for $h {
+            fn lane_threshold(backend: Backend) -> Option<usize> {
+                #[cfg(target_arch = "x86_64")]
+                if backend == Backend::Vaes512ShaNi
+                    && crate::backends::x86_64::Vaes512::detect().is_some()
+                {
+                    return Some(<$h as lanes::LaneHash>::MIN_BUSY);
+                }
+                let _ = backend;
+                None
+            }
+
+            fn states(s: &AnyStates) -> Option<&HmacStates<Self>> {
+                match s {
+                    AnyStates::$variant(s) => Some(s),
+                    _ => None,
+                }
+            }
+
+            fn hash_jobs(
+                backend: Backend,
+                jobs: &mut [Option<HashJob<'_, Self>>],
+                single: &impl Compress<Self>,
+            ) {
+                #[cfg(target_arch = "x86_64")]
+                if backend == Backend::Vaes512ShaNi
+                    && let Some(t) = crate::backends::x86_64::Vaes512::detect()
+                {
+                    return lanes::hash_jobs(t, jobs, single);
+                }
+                let _ = backend;
+                for job in jobs.iter_mut().flatten() {
+                    job.run_one(single);
+                }
+            }
+
+            fn finish_secret_len(
+                backend: Backend,
+                jobs: &mut [Option<SecretTailJob<'_, Self>>],
+                single: &impl Compress<Self>,
+            ) {
+                #[cfg(target_arch = "x86_64")]
+                if backend == Backend::Vaes512ShaNi
+                    && let Some(t) = crate::backends::x86_64::Vaes512::detect()
+                {
+                    return lanes::finish_secret_len(t, jobs);
+                }
+                let _ = backend;
+                for job in jobs.iter_mut().flatten() {
+                    job.run_one(single);
+                }
+            }
+        }
+    };
+}
+batch_hash!(Sha1, Sha1);
+batch_hash!(Sha256, Sha256);
+batch_hash!(Sha384, Sha384);
+
 #[cfg(target_arch = "x86_64")]
 mod lanes {
-    use super::{Order, SealLane, WINDOW, Window, pad};
+    use super::{BatchHash, HashJob, Order, SealLane, SecretTailJob, WINDOW, Window, pad};
     use crate::backends::x86_64::Vaes512;
     use crate::backends::x86_64::aes::{AesNiKey, Schedule};
     use crate::backends::x86_64::lanes::{cbc_x16, sha1_x16, sha256_x16, sha512_x8};
     use crate::backends::{AesKey, with_compressor};
-    use crate::primitives::hash::{Compress, HashFunction, Sha1, Sha256, Sha384};
-    use crate::primitives::hmac::{AnyStates, HmacStates};
+    use crate::primitives::ct_digest::SecretLenPlan;
+    use crate::primitives::hash::{Compress, Engine, HashFunction, Sha1, Sha256, Sha384};
+    use crate::primitives::hmac::AnyStates;
 
     /// Runs the window in lanes if its jobs allow it; `false` if not (the
     /// caller then seals one by one).
@@ -275,7 +417,7 @@ mod lanes {
     // ---- HMAC across lanes ----
 
     /// A hash the lane kernels run, sixteen lanes at a time.
-    trait LaneHash: HashFunction + Sized {
+    pub(super) trait LaneHash: BatchHash {
         /// The fewest busy lanes for which the lane kernel beats one
         /// stream per lane (measured on Intel family 6 model 0xCF; idle
         /// lanes cost as much as busy ones).
@@ -290,9 +432,6 @@ mod lanes {
             blocks: usize,
             used: usize,
         );
-
-        /// The HMAC states of `s`, which are of this hash.
-        fn states(s: &AnyStates) -> Option<&HmacStates<Self>>;
     }
 
     impl LaneHash for Sha1 {
@@ -301,13 +440,6 @@ mod lanes {
         fn compress16(t: Vaes512, s: &mut [[u32; 5]; 16], d: &[&[u8]; 16], n: usize, _: usize) {
             sha1_x16::compress_x16(t, s, d, n);
         }
-
-        fn states(s: &AnyStates) -> Option<&HmacStates<Self>> {
-            match s {
-                AnyStates::Sha1(s) => Some(s),
-                _ => None,
-            }
-        }
     }
 
     impl LaneHash for Sha256 {
@@ -315,13 +447,6 @@ mod lanes {
 
         fn compress16(t: Vaes512, s: &mut [[u32; 8]; 16], d: &[&[u8]; 16], n: usize, _: usize) {
             sha256_x16::compress_x16(t, s, d, n);
-        }
-
-        fn states(s: &AnyStates) -> Option<&HmacStates<Self>> {
-            match s {
-                AnyStates::Sha256(s) => Some(s),
-                _ => None,
-            }
         }
     }
 
@@ -339,13 +464,6 @@ mod lanes {
                 let (s1, d1): (&mut [[u64; 8]; 8], &[&[u8]; 8]) =
                     (s1.try_into().expect("8"), d1.try_into().expect("8"));
                 sha512_x8::compress_x8(t, s1, d1, n);
-            }
-        }
-
-        fn states(s: &AnyStates) -> Option<&HmacStates<Self>> {
-            match s {
-                AnyStates::Sha384(s) => Some(s),
-                _ => None,
             }
         }
     }
@@ -389,23 +507,15 @@ mod lanes {
                 states: s,
                 prefix: job.header,
                 data,
-                tag,
+                tag: Some(tag),
+                engine: None,
             });
         }
         hash_jobs(t, &mut jobs, single);
     }
 
-    /// The message one job hashes after the HMAC key block: the 13-byte
-    /// prefix, then `data`; the HMAC goes to `tag`.
-    struct HashJob<'a, H: HashFunction> {
-        states: &'a HmacStates<H>,
-        prefix: [u8; 13],
-        data: &'a [u8],
-        tag: &'a mut [u8],
-    }
-
     /// Runs every job's hash, sixteen lanes at a time.
-    fn hash_jobs<H: LaneHash>(
+    pub(super) fn hash_jobs<H: LaneHash>(
         t: Vaes512,
         jobs: &mut [Option<HashJob<'_, H>>],
         single: &impl Compress<H>,
@@ -436,22 +546,25 @@ mod lanes {
     /// One lane: its scratch blocks and where it is.
     struct Lane<'a, H: HashFunction> {
         head: H::Block,
-        /// The bytes after the whole blocks, with the padding (up to two
-        /// blocks of the longest hash).
+        /// The bytes after the whole blocks; when finishing, with the
+        /// padding (up to two blocks of the longest hash).
         tail: [u8; 256],
         tail_blocks: usize,
+        rest_len: usize,
         outer: H::Block,
         /// `data[middle..]` holds the whole blocks hashed in place.
         data: &'a [u8],
         middle: usize,
         middle_blocks: usize,
+        /// Finish the HMAC, or stop after the message's whole blocks.
+        finish: bool,
         segment: Segment,
         /// Blocks of the current segment already hashed.
         at: usize,
     }
 
     impl<'a, H: HashFunction> Lane<'a, H> {
-        fn new(prefix: &[u8; 13], data: &'a [u8]) -> Self {
+        fn new(prefix: &[u8; 13], data: &'a [u8], finish: bool) -> Self {
             let b = H::BLOCK_LEN;
             let msg_len = 13 + data.len();
             let mut head = H::ZERO_BLOCK;
@@ -468,29 +581,45 @@ mod lanes {
             } else {
                 tail[..13].copy_from_slice(prefix);
                 tail[13..msg_len].copy_from_slice(data);
-                (Segment::Tail, 0, 0, msg_len)
+                let first = if finish { Segment::Tail } else { Segment::Done };
+                (first, 0, 0, msg_len)
             };
-            let tail_blocks = if rest_len + 1 + H::LENGTH_FIELD_LEN > b {
-                2
-            } else {
-                1
-            };
-            let t = &mut tail[..tail_blocks * b];
-            t[rest_len] = 0x80;
-            let bits = ((b + msg_len) as u64) * 8;
-            let end = t.len();
-            t[end - 8..].copy_from_slice(&bits.to_be_bytes());
+            let mut tail_blocks = 0;
+            if finish {
+                tail_blocks = if rest_len + 1 + H::LENGTH_FIELD_LEN > b {
+                    2
+                } else {
+                    1
+                };
+                let t = &mut tail[..tail_blocks * b];
+                t[rest_len] = 0x80;
+                let bits = ((b + msg_len) as u64) * 8;
+                let end = t.len();
+                t[end - 8..].copy_from_slice(&bits.to_be_bytes());
+            }
             Lane {
                 head,
                 tail,
                 tail_blocks,
+                rest_len,
                 outer: H::ZERO_BLOCK,
                 data,
                 middle,
                 middle_blocks,
+                finish,
                 segment,
                 at: 0,
             }
+        }
+
+        /// Where a lane that does not finish stopped: `state` after the
+        /// message's whole blocks, and the bytes left over.
+        fn engine(&self, state: &H::State) -> Engine<H> {
+            let mut e = Engine::<H>::resume(*state, 0);
+            e.buffer.as_mut()[..self.rest_len].copy_from_slice(&self.tail[..self.rest_len]);
+            e.buffered = self.rest_len;
+            e.total = (H::BLOCK_LEN + 13 + self.data.len()) as u64;
+            e
         }
 
         fn busy(&self) -> bool {
@@ -525,14 +654,20 @@ mod lanes {
 
         /// Records `n` hashed blocks; on finishing a segment moves on,
         /// switching `state` to the outer hash after the inner one and
-        /// writing the tag after that.
+        /// writing the tag after that (or, not finishing, handing the
+        /// engine to the job once the whole blocks are done: the lane's
+        /// state is then reused as a filler).
         fn advance(&mut self, n: usize, state: &mut H::State, job: &mut HashJob<'_, H>) {
             self.at += n;
             while self.busy() && self.left() == 0 {
                 self.at = 0;
                 self.segment = match self.segment {
                     Segment::Head => Segment::Middle,
-                    Segment::Middle => Segment::Tail,
+                    Segment::Middle if self.finish => Segment::Tail,
+                    Segment::Middle => {
+                        job.engine = Some(self.engine(state));
+                        Segment::Done
+                    }
                     Segment::Tail => {
                         let o = self.outer.as_mut();
                         H::write_output(state, &mut o[..H::OUTPUT_LEN]);
@@ -544,7 +679,9 @@ mod lanes {
                         Segment::Outer
                     }
                     Segment::Outer => {
-                        H::write_output(state, job.tag);
+                        if let Some(tag) = job.tag.as_deref_mut() {
+                            H::write_output(state, tag);
+                        }
                         Segment::Done
                     }
                     Segment::Done => Segment::Done,
@@ -560,10 +697,15 @@ mod lanes {
     ) {
         let mut state = [H::ZERO_STATE; 16];
         let mut lanes: [Option<Lane<'_, H>>; 16] = core::array::from_fn(|_| None);
-        for ((lane, st), job) in lanes.iter_mut().zip(&mut state).zip(group.iter()) {
+        for ((lane, st), job) in lanes.iter_mut().zip(&mut state).zip(group.iter_mut()) {
             if let Some(job) = job {
                 *st = job.states.inner;
-                *lane = Some(Lane::new(&job.prefix, job.data));
+                let l = Lane::new(&job.prefix, job.data, job.tag.is_some());
+                if !l.busy() {
+                    // A message shorter than a block: nothing to hash.
+                    job.engine = Some(l.engine(st));
+                }
+                *lane = Some(l);
             }
         }
         loop {
@@ -608,6 +750,83 @@ mod lanes {
                     let (blocks, _) = H::split_blocks(lane.input());
                     single.compress(st, &blocks[..n]);
                     lane.advance(n, st, job);
+                }
+            }
+        }
+    }
+
+    /// The secret-length finishes of up to sixteen jobs at a time: round
+    /// `r` builds block `r` of every job's padded message with the masks
+    /// of the single-stream finish (`SecretLenPlan::block`), compresses all
+    /// lanes at once and keeps each lane's state where its real last block
+    /// is; then one lane-parallel outer block. Which lanes take part in a
+    /// round depends only on their public lengths.
+    pub(super) fn finish_secret_len<H: LaneHash>(
+        t: Vaes512,
+        jobs: &mut [Option<SecretTailJob<'_, H>>],
+    ) {
+        for group in jobs.chunks_mut(16) {
+            let used = group.len();
+            let plans: [Option<SecretLenPlan<H>>; 16] = core::array::from_fn(|i| {
+                let job = group.get(i)?.as_ref()?;
+                Some(SecretLenPlan::new(&job.engine, job.data, job.len))
+            });
+            let rounds = plans
+                .iter()
+                .flatten()
+                .map(|p| p.max_blocks)
+                .max()
+                .unwrap_or(0);
+            let mut state = [H::ZERO_STATE; 16];
+            for (st, job) in state.iter_mut().zip(group.iter()) {
+                if let Some(job) = job {
+                    *st = job.engine.state;
+                }
+            }
+            let mut result = [H::ZERO_STATE; 16];
+            let mut blocks = [H::ZERO_BLOCK; 16];
+            for r in 0..rounds {
+                let mut last = [0usize; 16];
+                for (((block, last), plan), job) in blocks
+                    .iter_mut()
+                    .zip(&mut last)
+                    .zip(&plans)
+                    .zip(group.iter())
+                {
+                    if let (Some(plan), Some(job)) = (plan, job)
+                        && r < plan.max_blocks
+                    {
+                        *last = plan.block(&job.engine, job.data, job.len, r, block);
+                    }
+                }
+                let inputs: [&[u8]; 16] = core::array::from_fn(|i| blocks[i].as_ref());
+                H::compress16(t, &mut state, &inputs, 1, used);
+                for ((acc, st), &last) in result.iter_mut().zip(&state).zip(&last) {
+                    H::or_masked(acc, st, last as u64);
+                }
+            }
+            // The outer hash: one block per lane.
+            for (((block, st), acc), job) in blocks
+                .iter_mut()
+                .zip(&mut state)
+                .zip(&result)
+                .zip(group.iter())
+            {
+                let Some(job) = job else { continue };
+                let o = block.as_mut();
+                o.fill(0);
+                H::write_output(acc, &mut o[..H::OUTPUT_LEN]);
+                o[H::OUTPUT_LEN] = 0x80;
+                let bits = ((H::BLOCK_LEN + H::OUTPUT_LEN) as u64) * 8;
+                let end = o.len();
+                o[end - 8..].copy_from_slice(&bits.to_be_bytes());
+                *st = job.states.outer;
+            }
+            let inputs: [&[u8]; 16] = core::array::from_fn(|i| blocks[i].as_ref());
+            H::compress16(t, &mut state, &inputs, 1, used);
+            for (st, job) in state.iter().zip(group.iter_mut()) {
+                if let Some(job) = job {
+                    H::write_output(st, job.tag);
                 }
             }
         }

@@ -114,6 +114,25 @@ impl Backend {
         }
     }
 
+    /// The kernel that decrypts and hashes the bulk of a MAC-then-encrypt
+    /// record when this backend opens it, on this CPU: where the fastest
+    /// kernel differs by CPU model, the choice is made here from CPUID
+    /// (see the table in `backends/cpu.rs`), so reports can say which ran.
+    ///
+    /// ```
+    /// let kernel = cbc_hmac::Backend::detect().open_kernel();
+    /// assert!(!kernel.is_empty());
+    /// ```
+    pub fn open_kernel(self) -> &'static str {
+        match self {
+            Backend::Vaes512ShaNi => cpu::Tuning::get().open_prefix_kernel(),
+            Backend::AesNiShaNi => "AES-NI decryption fused with SHA-NI",
+            Backend::AesNiAvx2 => "AES-NI decryption fused with AVX2/BMI2 SHA",
+            Backend::AesNi => "AES-NI decryption, then the sha1/sha2 crates",
+            Backend::Portable => "the aes/cbc crates, then the sha1/sha2 crates",
+        }
+    }
+
     /// Whether this backend can run here (the CPU has its features and
     /// `CBC_HMAC_CPUID_OVERRIDE` allows them).
     pub fn is_available(self) -> bool {

@@ -31,28 +31,69 @@ pub(crate) fn finish_with_secret_len<H: HashFunction, C: Compress<H>>(
     data: &[u8],
     len: usize,
 ) -> H::State {
-    debug_assert!(data.len() < 1 << 20);
-    let block_len = H::BLOCK_LEN;
-    let buffered = engine.buffered;
-    let tail = 1 + H::LENGTH_FIELD_LEN;
-    // Blocks when `len` is at its maximum: the loop count, public.
-    let max_blocks = (buffered + data.len() + tail).div_ceil(block_len);
-    // Index of the real last block: secret, so a shift (`block_len` is a
-    // power of two) rather than `div_ceil`, whose remainder test may branch.
-    let last_block = ((buffered + len + tail + block_len - 1) >> block_len.trailing_zeros()) - 1;
-    let bit_len = (engine.total.wrapping_add(len as u64)).wrapping_mul(8);
-    let length_bytes = bit_len.to_be_bytes();
-
+    let plan = SecretLenPlan::new(engine, data, len);
     let mut state = engine.state;
     let mut result = H::ZERO_STATE;
-
-    // The length field in place at the end of a block, ORed (under the
-    // last-block mask) into every block in the same pass as the masking.
-    let mut field = H::ZERO_BLOCK;
-    field.as_mut()[block_len - 8..].copy_from_slice(&length_bytes);
-
     let mut block = H::ZERO_BLOCK;
-    for i in 0..max_blocks {
+    for i in 0..plan.max_blocks {
+        let is_last = plan.block(engine, data, len, i, &mut block);
+        c.compress(&mut state, core::slice::from_ref(&block));
+        H::or_masked(&mut result, &state, is_last as u64);
+    }
+    result
+}
+
+/// What [`finish_with_secret_len`] computes once and then uses for each
+/// block: shared with the lane-parallel finish of the batch open, which
+/// runs the same blocks of many messages through one multi-lane kernel.
+pub(crate) struct SecretLenPlan<H: HashFunction> {
+    /// Blocks when `len` is at its maximum: the loop count, public.
+    pub(crate) max_blocks: usize,
+    /// Index of the real last block: secret.
+    last_block: usize,
+    /// The length field in place at the end of a block.
+    field: H::Block,
+}
+
+impl<H: HashFunction> SecretLenPlan<H> {
+    /// The plan for finishing `engine` over `data[..len]` (`len` secret,
+    /// `data.len()` public and below 2^20).
+    pub(crate) fn new(engine: &Engine<H>, data: &[u8], len: usize) -> Self {
+        debug_assert!(data.len() < 1 << 20);
+        let block_len = H::BLOCK_LEN;
+        let buffered = engine.buffered;
+        let tail = 1 + H::LENGTH_FIELD_LEN;
+        let max_blocks = (buffered + data.len() + tail).div_ceil(block_len);
+        // Secret, so a shift (`block_len` is a power of two) rather than
+        // `div_ceil`, whose remainder test may branch.
+        let last_block =
+            ((buffered + len + tail + block_len - 1) >> block_len.trailing_zeros()) - 1;
+        let bit_len = (engine.total.wrapping_add(len as u64)).wrapping_mul(8);
+        // ORed (under the last-block mask) into every block in the same
+        // pass as the masking.
+        let mut field = H::ZERO_BLOCK;
+        field.as_mut()[block_len - 8..].copy_from_slice(&bit_len.to_be_bytes());
+        SecretLenPlan {
+            max_blocks,
+            last_block,
+            field,
+        }
+    }
+
+    /// Writes block `i` (`< max_blocks`) of the padded message into
+    /// `block` and returns whether it is the real last one, as a mask. The
+    /// work and the memory touched depend only on public lengths.
+    #[inline(always)]
+    pub(crate) fn block(
+        &self,
+        engine: &Engine<H>,
+        data: &[u8],
+        len: usize,
+        i: usize,
+        block: &mut H::Block,
+    ) -> usize {
+        let block_len = H::BLOCK_LEN;
+        let buffered = engine.buffered;
         let start = i * block_len; // position of this block in buffer || data
         let b = block.as_mut();
         // Public copy: whatever the stream (buffer || data) holds at these
@@ -87,13 +128,10 @@ pub(crate) fn finish_with_secret_len<H: HashFunction, C: Compress<H>>(
         let t = (t + 256 - BIAS) as u16;
         // Through the barrier: a mask known to be 0 or all ones may become
         // a branch on the secret last block.
-        let is_last = ct::barrier(ct::eq(i, last_block));
-        mask_block(b, t, field.as_ref(), is_last as u8);
-
-        c.compress(&mut state, core::slice::from_ref(&block));
-        H::or_masked(&mut result, &state, is_last as u64);
+        let is_last = ct::barrier(ct::eq(i, self.last_block));
+        mask_block(b, t, self.field.as_ref(), is_last as u8);
+        is_last
     }
-    result
 }
 
 /// Keeps the bytes before offset `t - 256`, writes 0x80 at it, zeroes the

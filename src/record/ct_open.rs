@@ -208,15 +208,74 @@ pub(crate) fn digest_record<H: HashFunction, C: Compress<H>>(
     data_len: usize,
     out: &mut [u8],
 ) {
-    let max_data = body.len() - H::OUTPUT_LEN;
-    let min_data = public_prefix_len(body.len(), H::OUTPUT_LEN);
-    let inner = finish_with_secret_len(c, engine, &body[min_data..max_data], data_len - min_data);
+    let (tail, len) = secret_tail(body, H::OUTPUT_LEN, data_len);
+    let inner = finish_with_secret_len(c, engine, tail, len);
     states.finish_outer(c, &inner, out);
 }
 
+/// The part of the plaintext whose length is secret, after the public
+/// prefix, with the secret length of its real part: what the HMAC is
+/// finished over.
+pub(crate) fn secret_tail(body: &[u8], mac_len: usize, data_len: usize) -> (&[u8], usize) {
+    let max_data = body.len() - mac_len;
+    let min_data = public_prefix_len(body.len(), mac_len);
+    (&body[min_data..max_data], data_len - min_data)
+}
+
 /// The part of the plaintext every valid padding leaves in place: public.
-fn public_prefix_len(body_len: usize, mac_len: usize) -> usize {
+pub(crate) fn public_prefix_len(body_len: usize, mac_len: usize) -> usize {
     (body_len - mac_len).saturating_sub(MAX_PADDING_SPAN)
+}
+
+/// CBC-decrypts the padding span of `body` (its last blocks, up to 256
+/// bytes) in place and returns where it starts (a block boundary, public);
+/// `next_iv` receives the last ciphertext block. The rest, `body[..split]`,
+/// is left encrypted and chains from `iv`.
+pub(crate) fn decrypt_padding_span(
+    aes: &AesKey,
+    iv: &[u8; 16],
+    next_iv: &mut [u8; 16],
+    body: &mut [u8],
+) -> usize {
+    let split = body.len().saturating_sub(MAX_PADDING_SPAN);
+    let mut chain = *iv;
+    if split > 0 {
+        chain.copy_from_slice(&body[split - 16..split]);
+    }
+    let (tail, _) = body[split..].as_chunks_mut::<16>();
+    aes.decrypt_cbc(&mut chain, tail);
+    *next_iv = chain;
+    split
+}
+
+/// From a body whose padding span is decrypted: `(good, data_len,
+/// header)`, the padding mask, the plaintext length (secret) and the MAC
+/// header `prefix || data_len`. Bad padding reads as none, so the MAC is
+/// still checked over a plausible split.
+pub(crate) fn split_record(
+    body: &[u8],
+    mac_len: usize,
+    prefix: &[u8; 11],
+) -> (usize, usize, [u8; 13]) {
+    let (good, padding_total) = check_padding(body, mac_len);
+    let data_len = body.len() - mac_len - padding_total;
+    (good, data_len, mac_header_after(prefix, data_len))
+}
+
+/// The MAC check of a decrypted body, given `engine`, which has absorbed
+/// the key block, the header and the public prefix
+/// `body[..public_prefix_len(body.len(), mac_len)]`: a mask.
+pub(crate) fn check_record_mac<H: HashFunction, C: Compress<H>>(
+    c: &C,
+    states: &HmacStates<H>,
+    engine: &Engine<H>,
+    body: &[u8],
+    data_len: usize,
+) -> usize {
+    let m = H::OUTPUT_LEN;
+    let mut tag = [0u8; MAX_TAG_LEN];
+    digest_record(c, states, engine, body, data_len, &mut tag[..m]);
+    mac_matches(body, data_len, &tag[..m])
 }
 
 /// Decrypts a MAC-then-encrypt `body` in place (CBC from `iv`) and checks
@@ -247,28 +306,12 @@ pub(crate) fn open_mac_then_encrypt(
         prefix: &[u8; 11],
         body: &mut [u8],
     ) -> (usize, usize) {
-        let m = H::OUTPUT_LEN;
-        let len = body.len();
-        // Public: where the padding span starts (a block boundary, as
-        // `len` is whole blocks).
-        let split = len.saturating_sub(MAX_PADDING_SPAN);
-        let mut chain = *iv;
-        if split > 0 {
-            chain.copy_from_slice(&body[split - 16..split]);
-        }
-        let (tail, _) = body[split..].as_chunks_mut::<16>();
-        aes.decrypt_cbc(&mut chain, tail);
-        *next_iv = chain;
-
-        let (good, padding_total) = check_padding(body, m);
-        let data_len = len - m - padding_total;
-        let header = mac_header_after(prefix, data_len);
+        let split = decrypt_padding_span(aes, iv, next_iv, body);
+        let (good, data_len, header) = split_record(body, H::OUTPUT_LEN, prefix);
         let mut engine = states.inner_engine();
-        let prefix = public_prefix_len(len, m);
+        let prefix = public_prefix_len(body.len(), H::OUTPUT_LEN);
         c.decrypt_absorb(aes, iv, &mut body[..split], &mut engine, &header, prefix);
-        let mut tag = [0u8; MAX_TAG_LEN];
-        digest_record(c, states, &engine, body, data_len, &mut tag[..m]);
-        let mac_ok = mac_matches(body, data_len, &tag[..m]);
+        let mac_ok = check_record_mac(c, states, &engine, body, data_len);
         (good & mac_ok, data_len)
     }
     with_compressor!(*compressor, |c| match states {

@@ -30,6 +30,7 @@
 //! on the padding length, the padding bytes or the MAC's validity.
 
 mod batch;
+mod batch_open;
 mod config;
 mod ct_open;
 mod opener;
@@ -38,6 +39,7 @@ mod tls_aead;
 mod version;
 
 pub use batch::{SealJob, SealRecord, seal_batch};
+pub use batch_open::{OpenJob, OpenRecord, open_batch};
 pub use config::{MacOrder, RecordConfig, RecordKeys};
 pub use opener::Opener;
 pub use sealer::Sealer;

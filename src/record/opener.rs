@@ -115,12 +115,8 @@ impl Opener {
         let len = buf.len();
         let offset = self.config.version.explicit_iv_len();
         let m = self.mac.output_len();
-        let outside_cbc = match self.config.mac_order {
-            MacOrder::MacThenEncrypt => offset,
-            MacOrder::EncryptThenMac => offset + m,
-        };
         // Public length checks first, outside the masked code.
-        check_fragment_len(len, self.min_fragment_len(), outside_cbc)?;
+        self.check_len(len)?;
         let version = self.config.version.wire();
         let mut iv = [0u8; 16];
         match self.chained_iv {
@@ -167,12 +163,34 @@ impl Opener {
         }
     }
 
+    /// The public length checks on a fragment of `len` bytes.
+    pub(super) fn check_len(&self, len: usize) -> Result<(), Error> {
+        let offset = self.config.version.explicit_iv_len();
+        let outside_cbc = match self.config.mac_order {
+            MacOrder::MacThenEncrypt => offset,
+            MacOrder::EncryptThenMac => offset + self.mac.output_len(),
+        };
+        check_fragment_len(len, self.min_fragment_len(), outside_cbc)
+    }
+
+    /// The keys, for the batch open.
+    pub(super) fn keys(&self) -> (&AesCbcKey, &HmacKey) {
+        (&self.aes, &self.mac)
+    }
+
+    /// TLS 1.0's chained IV (`None` for explicit IVs).
+    pub(super) fn chained_iv(&self) -> Option<[u8; 16]> {
+        self.chained_iv
+    }
+
     fn decrypt(&self, iv: &mut [u8; 16], body: &mut [u8]) {
         let (blocks, _) = body.as_chunks_mut::<16>();
         self.aes.raw().decrypt_cbc(iv, blocks);
     }
 
-    fn advance(&mut self, iv: [u8; 16]) {
+    /// After a record opened: TLS 1.0's next IV is its last ciphertext
+    /// block.
+    pub(super) fn advance(&mut self, iv: [u8; 16]) {
         if let Some(chain) = &mut self.chained_iv {
             *chain = iv;
         }

@@ -7,6 +7,12 @@ use cbc_hmac::{Backend, Combination, MacAlgorithm, MacOrder, ProtocolVersion, Re
 pub enum Op {
     /// `Opener::open_in_place` on the record.
     Open,
+    /// `record::open_batch` on [`BATCH_LANES`] records of equal length
+    /// (`data` holds them back to back), one opener each; `expect` is the
+    /// mask of lanes that must open.
+    ///
+    /// [`BATCH_LANES`]: super::matrix::BATCH_LANES
+    OpenBatch,
     /// `HmacKey::verify` of `tag` over the message.
     Verify,
     /// The planted leaks of the self-test (see `leaky`).
@@ -16,8 +22,9 @@ pub enum Op {
 }
 
 impl Op {
-    const ALL: [Op; 5] = [
+    const ALL: [Op; 6] = [
         Op::Open,
+        Op::OpenBatch,
         Op::Verify,
         Op::LeakBranch,
         Op::LeakTable,

@@ -5,10 +5,12 @@
 use std::io::Read;
 use std::process::ExitCode;
 
+use cbc_hmac::record::{OpenJob, open_batch};
 use cbc_hmac::{Error, HmacKey, Opener, ProtocolVersion, RecordKeys};
 
 use super::case::{Case, Op};
 use super::leaky;
+use super::matrix::BATCH_LANES;
 
 /// The content type every traced record is sealed with.
 pub const CONTENT_TYPE: u8 = 23;
@@ -37,6 +39,7 @@ pub fn main() -> ExitCode {
     };
     let got = match case.op {
         Op::Verify => verify(&case, &mut work),
+        Op::OpenBatch => open_many(&case, &mut work),
         _ => open(&case, &mut work),
     };
     match got {
@@ -97,6 +100,46 @@ fn traced_leak(leak: &leaky::Leaky, op: Op, seq: u64, frag: &mut [u8]) -> Result
     let r = leak.open(op, seq, frag);
     marker();
     r
+}
+
+/// The batch: every opener and job made before the markers, so the traced
+/// part is `open_batch` alone. Returns the mask of lanes that opened.
+fn open_many(case: &Case, work: &mut [u8]) -> Result<Option<usize>, String> {
+    let config = case.config;
+    let keys = RecordKeys {
+        enc_key: &case.enc_key,
+        mac_key: &case.mac_key,
+        iv: (config.version == ProtocolVersion::Tls10).then_some(&case.iv[..]),
+    };
+    let n = case.data.len();
+    let frag_len = n / BATCH_LANES;
+    work[..n].copy_from_slice(&case.data);
+    let mut openers = (0..BATCH_LANES)
+        .map(|_| Opener::with_backend(config, keys, case.backend))
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(|e| format!("opener: {e:?}"))?;
+    let mut jobs: Vec<OpenJob<'_>> = openers
+        .iter_mut()
+        .zip(work[..n].chunks_mut(frag_len))
+        .map(|(o, f)| OpenJob::new(o, case.seq, CONTENT_TYPE, f))
+        .collect();
+    traced_batch(&mut jobs);
+    let mut opened = 0;
+    for (i, job) in jobs.iter().enumerate() {
+        match job.result() {
+            Some(Ok(_)) => opened |= 1 << i,
+            Some(Err(Error::BadRecordMac)) => {}
+            other => return Err(format!("batch lane {i}: {other:?}")),
+        }
+    }
+    Ok(Some(opened))
+}
+
+#[inline(never)]
+fn traced_batch(jobs: &mut [OpenJob<'_>]) {
+    marker();
+    open_batch(jobs);
+    marker();
 }
 
 fn verify(case: &Case, work: &mut [u8]) -> Result<Option<usize>, String> {

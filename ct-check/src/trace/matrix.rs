@@ -13,6 +13,10 @@ use crate::records::{self, Damage, Keys};
 
 const OPENER_RS: &str = include_str!("../../../src/record/opener.rs");
 const HMAC_RS: &str = include_str!("../../../src/primitives/hmac.rs");
+const BATCH_OPEN_RS: &str = include_str!("../../../src/record/batch_open.rs");
+
+/// Records in a traced batch: every lane of the widest lane kernel.
+pub const BATCH_LANES: usize = 16;
 
 /// One run of a class, and the outcome it must have.
 pub struct Member {
@@ -327,5 +331,81 @@ pub fn verify_class(backend: Backend, alg: MacAlgorithm, msg_len: usize) -> Clas
         name: format!("verify {backend} {alg:?}, {msg_len}-byte message"),
         members,
         sites: verify_sites(),
+    }
+}
+
+/// `open_batch` on [`BATCH_LANES`] records of one length under one key
+/// set: all valid with the least padding but one lane, which is valid or
+/// damaged (MAC or padding), with the least or the most padding. Members
+/// of one outcome (which lane is rejected) must give one trace: nothing
+/// one lane holds may change the batch's instructions or addresses. The
+/// outcomes part only where each record's result is declassified.
+pub fn batch_class(backend: Backend, config: RecordConfig, body_len: usize) -> Class {
+    let max_pad = (body_len - mac_in_body(config) - 1).min(255) as u8;
+    let mut members = Vec::new();
+    for (lane, pad, damage, variant) in [
+        (3, 0, Damage::None, 0),
+        (3, max_pad, Damage::None, 1),
+        (3, 0, Damage::Mac, 0),
+        (3, max_pad, Damage::Padding, 1),
+        (3, max_pad, Damage::Mac, 0),
+        (12, 0, Damage::Padding, 1),
+        (12, max_pad, Damage::Mac, 0),
+    ] {
+        let fixed = record_member(
+            Op::OpenBatch,
+            backend,
+            config,
+            body_len,
+            0,
+            Damage::None,
+            variant,
+        );
+        let varied = record_member(
+            Op::OpenBatch,
+            backend,
+            config,
+            body_len,
+            pad,
+            damage,
+            variant,
+        );
+        let mut data = Vec::new();
+        for i in 0..BATCH_LANES {
+            data.extend_from_slice(if i == lane {
+                &varied.case.data
+            } else {
+                &fixed.case.data
+            });
+        }
+        let all = (1usize << BATCH_LANES) - 1;
+        let (opened, outcome) = match (damage, lane) {
+            (Damage::None, _) => (all, "every lane opens"),
+            (_, 3) => (all & !(1 << 3), "lane 3 rejected"),
+            _ => (all & !(1 << 12), "lane 12 rejected"),
+        };
+        members.push(Member {
+            label: format!("lane {lane}: {}", varied.label),
+            case: Case {
+                expect: Some(opened),
+                data,
+                ..varied.case
+            },
+            outcome,
+        });
+    }
+    Class {
+        backend,
+        name: format!(
+            "open_batch {backend} {}, {BATCH_LANES} x {body_len}-byte ciphertext",
+            config_name(config)
+        ),
+        members,
+        sites: vec![Site::find(
+            "src/record/batch_open.rs",
+            BATCH_OPEN_RS,
+            "if self.ok != usize::MAX",
+            1,
+        )],
     }
 }

@@ -106,6 +106,34 @@ impl Vaes512 {
     }
 }
 
+/// The CPU's identity from CPUID leaves 0 and 1: vendor string and the
+/// display family and model (base plus extended fields, as the vendors'
+/// manuals define them).
+pub(crate) fn cpu_identity() -> ([u8; 12], u32, u32) {
+    use core::arch::x86_64::__cpuid;
+    // SAFETY: CPUID exists on every x86-64 CPU; leaves 0 and 1 always.
+    // (Safe to call in newer Rust; the block keeps older ones building.)
+    #[allow(unused_unsafe)]
+    let (l0, l1) = unsafe { (__cpuid(0), __cpuid(1)) };
+    let mut vendor = [0u8; 12];
+    vendor[..4].copy_from_slice(&l0.ebx.to_le_bytes());
+    vendor[4..8].copy_from_slice(&l0.edx.to_le_bytes());
+    vendor[8..].copy_from_slice(&l0.ecx.to_le_bytes());
+    let base_family = (l1.eax >> 8) & 0xf;
+    let base_model = (l1.eax >> 4) & 0xf;
+    let family = if base_family == 0xf {
+        base_family + ((l1.eax >> 20) & 0xff)
+    } else {
+        base_family
+    };
+    let model = if base_family == 0x6 || base_family == 0xf {
+        base_model | (((l1.eax >> 16) & 0xf) << 4)
+    } else {
+        base_model
+    };
+    (vendor, family, model)
+}
+
 impl Avx2 {
     pub(crate) fn detect() -> Option<Self> {
         cpuid_avx2::get().then_some(Avx2(()))

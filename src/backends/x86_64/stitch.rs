@@ -720,8 +720,9 @@ pub(crate) fn decrypt_absorb<K: HashKernel, C: Compress<K::H>>(
     hash_len: usize,
 ) {
     debug_assert!(engine.buffered == 0 && hash_len <= region.len());
+    let fuse_vaes = crate::backends::cpu::Tuning::get().vaes_sha_ni_fusion;
     let regs = match aes {
-        AesKey::Vaes512(v) => match &v.key {
+        AesKey::Vaes512(v) if fuse_vaes => match &v.key {
             // SAFETY: the key's VAES token proves AVX-512 F/BW/VL, VAES and
             // AES-NI; `_isa` proves the kernel's features.
             AesNiKey::Aes128(s, _) => unsafe {
@@ -732,9 +733,11 @@ pub(crate) fn decrypt_absorb<K: HashKernel, C: Compress<K::H>>(
                 K::Isa::fused_vaes::<K, 15>(&s.dec, iv, region, &engine.state, header, hash_len)
             },
         },
-        AesKey::AesNi(key) => match key {
-            // SAFETY: the key's token proves AES-NI; `_isa` the kernel's
-            // features.
+        // Where VAES beside SHA-NI is slow (see `Tuning`), the AES-NI
+        // fusion on the same round keys.
+        AesKey::AesNi(key) | AesKey::Vaes512(super::vaes::Vaes512Key { key, .. }) => match key {
+            // SAFETY: the key's token proves AES-NI (a VAES key's proves it
+            // too); `_isa` the kernel's features.
             AesNiKey::Aes128(s, _) => unsafe {
                 K::Isa::fused::<K, 11>(&s.dec, iv, region, &engine.state, header, hash_len)
             },

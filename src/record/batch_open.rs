@@ -1,0 +1,568 @@
+//! Opening many records at once, in constant time: several records of one
+//! connection ([`Opener::open_many_in_place`]), or records of many
+//! connections in one call ([`open_batch`]).
+//!
+//! A single open is bound by its HMAC's chain of compressions (CBC
+//! decryption is parallel within a record already). Independent records
+//! break that chain: where the backend has lane kernels (`vaes512-shani`)
+//! the records of a window hash side by side, sixteen lanes of SHA-1 or
+//! SHA-256, eight of SHA-512 for SHA-384. TLS 1.0's chained IVs do not
+//! stop this: CBC decryption needs only the previous ciphertext block.
+//!
+//! Each record is opened exactly as [`Opener::open_in_place`] opens it,
+//! lane by lane:
+//!
+//! - public length checks first, with their own errors;
+//! - MAC-then-encrypt: the padding span is decrypted and checked with
+//!   masks, the rest decrypted; the public prefix of the plaintext (all
+//!   but the last 256 + MAC bytes, which every valid padding leaves in
+//!   place) is hashed in the lanes, then each record's hash is finished
+//!   over its secret length and its MAC compared by the same constant-time
+//!   pieces as the single open (`ct_open`);
+//! - encrypt-then-MAC: every record's MAC is computed in the lanes and
+//!   compared in constant time, then every record is decrypted and its
+//!   padding checked, whatever its MAC said.
+//!
+//! What runs, and where in memory, depends only on the records' public
+//! lengths and kinds: no record's padding, MAC or outcome changes the work
+//! done for it or for any other. Each record's result is declassified once,
+//! after its whole window is done. A rejected record
+//! ([`Error::BadRecordMac`]) has its decrypted region zeroed; unlike the
+//! single encrypt-then-MAC open, which never decrypts a record whose MAC
+//! fails, the batch decrypts every record, so it wipes those too. Nothing
+//! allocates.
+
+use core::ops::Range;
+
+use subtle::ConstantTimeEq;
+
+use super::ct_open::{
+    check_padding, decrypt_padding_span, mac_matches, open_mac_then_encrypt, public_prefix_len,
+    secret_tail, split_record,
+};
+use super::{MacOrder, Opener, mac_header_after, mac_prefix};
+use crate::backends::batch::{BatchHash, HashJob, SecretTailJob, WINDOW};
+use crate::backends::{AesKey, Backend, DecryptAbsorb, with_compressor};
+use crate::error::Error;
+use crate::primitives::ct;
+use crate::primitives::hash::{Engine, Sha1, Sha256, Sha384};
+use crate::primitives::hmac::{HmacStates, MAX_TAG_LEN};
+use crate::{HmacKey, MacAlgorithm};
+
+/// One record of an [`Opener::open_many_in_place`] call: its content type
+/// (from the record header) and its fragment, opened in place.
+#[derive(Debug)]
+pub struct OpenRecord<'a> {
+    content_type: u8,
+    buf: &'a mut [u8],
+    result: Option<Result<Range<usize>, Error>>,
+}
+
+impl<'a> OpenRecord<'a> {
+    /// A record whose fragment (explicit IV, ciphertext, and the MAC for
+    /// encrypt-then-MAC) is the whole of `buf`.
+    pub fn new(content_type: u8, buf: &'a mut [u8]) -> Self {
+        OpenRecord {
+            content_type,
+            buf,
+            result: None,
+        }
+    }
+
+    /// The outcome: `None` before the record was opened, then where the
+    /// plaintext lies in the buffer, or the error.
+    pub fn result(&self) -> Option<Result<Range<usize>, Error>> {
+        self.result.clone()
+    }
+
+    /// The plaintext, if the record opened.
+    pub fn plaintext(&self) -> Option<&[u8]> {
+        match &self.result {
+            Some(Ok(range)) => Some(&self.buf[range.clone()]),
+            _ => None,
+        }
+    }
+
+    /// The plaintext, mutable, if the record opened.
+    pub fn plaintext_mut(&mut self) -> Option<&mut [u8]> {
+        match &self.result {
+            Some(Ok(range)) => Some(&mut self.buf[range.clone()]),
+            _ => None,
+        }
+    }
+}
+
+/// One record of an [`open_batch`] call: the opener of its connection, its
+/// sequence number, content type and fragment.
+pub struct OpenJob<'a> {
+    opener: &'a mut Opener,
+    seq: u64,
+    record: OpenRecord<'a>,
+}
+
+impl<'a> OpenJob<'a> {
+    /// A job opening the fragment `buf` in place, as
+    /// [`Opener::open_in_place`] does.
+    pub fn new(opener: &'a mut Opener, seq: u64, content_type: u8, buf: &'a mut [u8]) -> Self {
+        OpenJob {
+            opener,
+            seq,
+            record: OpenRecord::new(content_type, buf),
+        }
+    }
+
+    /// The outcome: `None` before [`open_batch`] ran, then where the
+    /// plaintext lies in the buffer, or the error.
+    pub fn result(&self) -> Option<Result<Range<usize>, Error>> {
+        self.record.result()
+    }
+
+    /// The plaintext, if the record opened.
+    pub fn plaintext(&self) -> Option<&[u8]> {
+        self.record.plaintext()
+    }
+
+    /// The plaintext, mutable, if the record opened.
+    pub fn plaintext_mut(&mut self) -> Option<&mut [u8]> {
+        self.record.plaintext_mut()
+    }
+}
+
+impl core::fmt::Debug for OpenJob<'_> {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.debug_struct("OpenJob")
+            .field("opener", &self.opener)
+            .field("seq", &self.seq)
+            .field("content_type", &self.record.content_type)
+            .field("result", &self.record.result)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Opens a batch of records of many connections, each job with its own
+/// opener (keys, combination, version, MAC order), sequence number,
+/// content type and fragment, and sets each job's result.
+///
+/// Jobs may mix combinations, versions, MAC orders and lengths: jobs of one
+/// MAC algorithm, MAC order and backend share lanes, up to sixteen at a
+/// time. Each job's result is what [`Opener::open_in_place`] would return
+/// (as a range of the buffer); one bad record does not affect the others.
+/// A TLS 1.0 opener's chained IV advances when its record opens.
+///
+/// ```
+/// use cbc_hmac::record::{OpenJob, open_batch};
+/// use cbc_hmac::{Combination, MacOrder, Opener, ProtocolVersion, RecordConfig, RecordKeys, Sealer};
+///
+/// let config = RecordConfig::new(Combination::Aes128CbcSha1, ProtocolVersion::Tls12, MacOrder::MacThenEncrypt);
+/// let keys: Vec<([u8; 16], [u8; 20])> = (0..4u8).map(|i| ([i; 16], [i ^ 0x55; 20])).collect();
+/// let key = |(e, m): &([u8; 16], [u8; 20])| RecordKeys { enc_key: &e[..], mac_key: &m[..], iv: None };
+///
+/// // One record from each of four connections.
+/// let message = b"one record per connection";
+/// let mut fragments = Vec::new();
+/// for k in &keys {
+///     let mut sealer = Sealer::new(config, key(k))?;
+///     let mut buf = vec![0u8; sealer.sealed_len(message.len())];
+///     buf[sealer.payload_offset()..][..message.len()].copy_from_slice(message);
+///     let n = sealer.seal_in_place(7, 23, &mut buf, message.len())?;
+///     buf.truncate(n);
+///     fragments.push(buf);
+/// }
+/// fragments[2][40] ^= 1; // damaged in transit
+///
+/// let mut openers: Vec<Opener> = keys.iter().map(|k| Opener::new(config, key(k))).collect::<Result<_, _>>()?;
+/// let mut jobs: Vec<OpenJob> = openers.iter_mut().zip(&mut fragments)
+///     .map(|(o, f)| OpenJob::new(o, 7, 23, f))
+///     .collect();
+/// open_batch(&mut jobs);
+/// for (i, job) in jobs.iter().enumerate() {
+///     match i {
+///         2 => assert_eq!(job.result(), Some(Err(cbc_hmac::Error::BadRecordMac))),
+///         _ => assert_eq!(job.plaintext(), Some(&message[..])),
+///     }
+/// }
+/// # Ok::<(), cbc_hmac::Error>(())
+/// ```
+pub fn open_batch(jobs: &mut [OpenJob<'_>]) {
+    for job in jobs.iter_mut() {
+        let r = &mut job.record;
+        r.result = job.opener.check_len(r.buf.len()).err().map(Err);
+    }
+    let kind = |o: &Opener| {
+        (
+            o.backend(),
+            o.config().combination.mac(),
+            o.config().mac_order,
+        )
+    };
+    let mut next = 0;
+    while let Some(start) = (next..jobs.len()).find(|&i| jobs[i].record.result.is_none()) {
+        next = start + 1;
+        let k = kind(jobs[start].opener);
+        let mut pending = jobs[start..]
+            .iter_mut()
+            .filter(|j| j.record.result.is_none() && kind(j.opener) == k);
+        let mut group: [Option<&mut OpenJob<'_>>; WINDOW] = Default::default();
+        for slot in group.iter_mut() {
+            *slot = pending.next();
+        }
+        open_jobs(&mut group, k.0, k.2);
+    }
+}
+
+/// Opens up to [`WINDOW`] jobs of one kind and sets their results.
+fn open_jobs(group: &mut [Option<&mut OpenJob<'_>>; WINDOW], backend: Backend, order: MacOrder) {
+    let mut outcomes: [Option<Outcome>; WINDOW] = Default::default();
+    {
+        let mut window: [Option<Pending<'_>>; WINDOW] = Default::default();
+        for (slot, job) in window.iter_mut().zip(group.iter_mut()) {
+            if let Some(job) = job {
+                let (opener, r) = (&*job.opener, &mut job.record);
+                let iv = opener.chained_iv().unwrap_or_else(|| first_block(r.buf));
+                *slot = Some(Pending::new(opener, job.seq, r.content_type, iv, r.buf));
+            }
+        }
+        open_window(&mut window, backend, order);
+        for (o, p) in outcomes.iter_mut().zip(&mut window) {
+            *o = p.as_mut().map(|p| p.finish(order));
+        }
+    }
+    for (job, outcome) in group.iter_mut().zip(outcomes) {
+        if let (Some(job), Some((result, next_iv))) = (job, outcome) {
+            if result.is_ok() {
+                job.opener.advance(next_iv);
+            }
+            job.record.result = Some(result);
+        }
+    }
+}
+
+impl Opener {
+    /// Opens several records of this connection in one call, record `i`
+    /// with MAC sequence value `first_seq + i`, and sets each record's
+    /// result (as [`Opener::open_in_place`] would return it, as a range of
+    /// the record's buffer).
+    ///
+    /// The records are consecutive records of the stream: for TLS 1.0 the
+    /// IV of each is the last ciphertext block of the one before (records
+    /// with bad public lengths are skipped, as they are when opened one by
+    /// one), and the opener's chained IV advances past the records that
+    /// opened, up to the first rejected one. TLS requires closing the
+    /// connection on any rejected record; the records after it are opened
+    /// as though it had been accepted. A record whose sequence value would
+    /// pass `u64::MAX` gets [`Error::SequenceOverflow`].
+    ///
+    /// ```
+    /// use cbc_hmac::record::{OpenRecord, SealRecord};
+    /// use cbc_hmac::{Combination, MacOrder, Opener, ProtocolVersion, RecordConfig, RecordKeys, Sealer};
+    ///
+    /// let config = RecordConfig::new(Combination::Aes128CbcSha256, ProtocolVersion::Tls12, MacOrder::MacThenEncrypt);
+    /// let keys = RecordKeys { enc_key: &[1; 16], mac_key: &[2; 32], iv: None };
+    /// let mut sealer = Sealer::new(config, keys)?;
+    /// let mut opener = Opener::new(config, keys)?;
+    ///
+    /// // Eight records read from the socket at once.
+    /// let mut fragments: Vec<Vec<u8>> = (0..8u8).map(|i| {
+    ///     let text = vec![b'a' + i; 1000];
+    ///     let mut buf = vec![0u8; sealer.sealed_len(text.len())];
+    ///     buf[sealer.payload_offset()..][..text.len()].copy_from_slice(&text);
+    ///     let n = sealer.seal_in_place(40 + i as u64, 23, &mut buf, text.len()).unwrap();
+    ///     buf.truncate(n);
+    ///     buf
+    /// }).collect();
+    /// let mut records: Vec<OpenRecord> = fragments.iter_mut().map(|f| OpenRecord::new(23, f)).collect();
+    /// opener.open_many_in_place(40, &mut records);
+    /// for (i, r) in records.iter().enumerate() {
+    ///     assert_eq!(r.plaintext(), Some(&vec![b'a' + i as u8; 1000][..]));
+    /// }
+    /// # Ok::<(), cbc_hmac::Error>(())
+    /// ```
+    pub fn open_many_in_place(&mut self, first_seq: u64, records: &mut [OpenRecord<'_>]) {
+        for (i, r) in records.iter_mut().enumerate() {
+            r.result = match first_seq.checked_add(i as u64) {
+                Some(_) => self.check_len(r.buf.len()).err().map(Err),
+                None => Some(Err(Error::SequenceOverflow)),
+            };
+        }
+        let order = self.config().mac_order;
+        let backend = self.backend();
+        let m = self.keys().1.output_len();
+        // TLS 1.0: the IV of the next record to open.
+        let mut chain = self.chained_iv();
+        let mut advancing = true;
+        let mut pending = records
+            .iter_mut()
+            .enumerate()
+            .filter(|(_, r)| r.result.is_none())
+            .peekable();
+        while pending.peek().is_some() {
+            let mut group: [Option<(u64, &mut OpenRecord<'_>)>; WINDOW] = Default::default();
+            for slot in group.iter_mut() {
+                *slot = pending.next().map(|(i, r)| (first_seq + i as u64, r));
+            }
+            let mut outcomes: [Option<Outcome>; WINDOW] = Default::default();
+            {
+                let mut window: [Option<Pending<'_>>; WINDOW] = Default::default();
+                for (slot, entry) in window.iter_mut().zip(group.iter_mut()) {
+                    if let Some((seq, r)) = entry {
+                        let iv = match &mut chain {
+                            // Taken before anything in the window is
+                            // decrypted.
+                            Some(c) => core::mem::replace(c, last_cbc_block(r.buf, order, m)),
+                            None => first_block(r.buf),
+                        };
+                        *slot = Some(Pending::new(self, *seq, r.content_type, iv, r.buf));
+                    }
+                }
+                open_window(&mut window, backend, order);
+                for (o, p) in outcomes.iter_mut().zip(&mut window) {
+                    *o = p.as_mut().map(|p| p.finish(order));
+                }
+            }
+            for (entry, outcome) in group.iter_mut().zip(outcomes) {
+                if let (Some((_, r)), Some((result, next_iv))) = (entry, outcome) {
+                    advancing &= result.is_ok();
+                    if advancing {
+                        self.advance(next_iv);
+                    }
+                    r.result = Some(result);
+                }
+            }
+        }
+    }
+}
+
+/// A record's result and its last ciphertext block.
+type Outcome = (Result<Range<usize>, Error>, [u8; 16]);
+
+fn first_block(buf: &[u8]) -> [u8; 16] {
+    buf[..16].try_into().expect("length checked")
+}
+
+/// The last block of a fragment's CBC region (before it is decrypted).
+fn last_cbc_block(buf: &[u8], order: MacOrder, mac_len: usize) -> [u8; 16] {
+    let end = match order {
+        MacOrder::MacThenEncrypt => buf.len(),
+        MacOrder::EncryptThenMac => buf.len() - mac_len,
+    };
+    buf[end - 16..end].try_into().expect("length checked")
+}
+
+/// One record of a window, its lengths checked: what opening it needs, and
+/// its secret outcome until [`Pending::finish`].
+struct Pending<'a> {
+    aes: &'a AesKey,
+    mac: &'a HmacKey,
+    prefix: [u8; 11],
+    /// The CBC IV: explicit, or chained.
+    iv: [u8; 16],
+    /// The fragment.
+    buf: &'a mut [u8],
+    iv_len: usize,
+    /// Out: the last ciphertext block, a mask (all ones: authentic and
+    /// well padded) and the plaintext length.
+    next_iv: [u8; 16],
+    ok: usize,
+    data_len: usize,
+}
+
+impl<'a> Pending<'a> {
+    fn new(
+        opener: &'a Opener,
+        seq: u64,
+        content_type: u8,
+        iv: [u8; 16],
+        buf: &'a mut [u8],
+    ) -> Self {
+        let (aes, mac) = opener.keys();
+        let version = opener.config().version;
+        Pending {
+            aes: aes.raw(),
+            mac,
+            prefix: mac_prefix(seq, content_type, version.wire()),
+            iv,
+            buf,
+            iv_len: version.explicit_iv_len(),
+            next_iv: [0; 16],
+            ok: 0,
+            data_len: 0,
+        }
+    }
+
+    /// The region CBC covers.
+    fn cbc_end(&self, order: MacOrder) -> usize {
+        match order {
+            MacOrder::MacThenEncrypt => self.buf.len(),
+            MacOrder::EncryptThenMac => self.buf.len() - self.mac.output_len(),
+        }
+    }
+
+    /// The record's one declassification: accept, or reject and wipe.
+    fn finish(&mut self, order: MacOrder) -> Outcome {
+        if self.ok != usize::MAX {
+            // The same wipe for every reject of this length.
+            let end = self.cbc_end(order);
+            self.buf[self.iv_len..end].fill(0);
+            return (Err(Error::BadRecordMac), self.next_iv);
+        }
+        (Ok(self.iv_len..self.iv_len + self.data_len), self.next_iv)
+    }
+}
+
+/// Opens every record of a window of one kind (MAC algorithm, order,
+/// backend), leaving each one's secret outcome in it.
+fn open_window(window: &mut [Option<Pending<'_>>; WINDOW], backend: Backend, order: MacOrder) {
+    let Some(first) = window.iter().flatten().next() else {
+        return;
+    };
+    let (alg, compressor) = (first.mac.algorithm(), *first.mac.compressor());
+    with_compressor!(compressor, |c| match alg {
+        MacAlgorithm::HmacSha1 => open_window_with::<Sha1, _>(c, window, backend, order),
+        MacAlgorithm::HmacSha256 => open_window_with::<Sha256, _>(c, window, backend, order),
+        MacAlgorithm::HmacSha384 => open_window_with::<Sha384, _>(c, window, backend, order),
+    })
+}
+
+fn open_window_with<H: BatchHash, C: DecryptAbsorb<H>>(
+    c: &C,
+    window: &mut [Option<Pending<'_>>; WINDOW],
+    backend: Backend,
+    order: MacOrder,
+) {
+    let jobs = window.iter().flatten().count();
+    let lanes = H::lane_threshold(backend).is_some_and(|min| jobs >= min);
+    match order {
+        MacOrder::MacThenEncrypt if lanes => open_mac_then_encrypt_lanes(c, window, backend),
+        // Too few records to fill lanes: the single open, whose decryption
+        // and hashing run in one fused pass.
+        MacOrder::MacThenEncrypt => {
+            for p in window.iter_mut().flatten() {
+                let (ok, data_len) = open_mac_then_encrypt(
+                    p.mac.states(),
+                    p.mac.compressor(),
+                    p.aes,
+                    &p.iv,
+                    &mut p.next_iv,
+                    &p.prefix,
+                    &mut p.buf[p.iv_len..],
+                );
+                (p.ok, p.data_len) = (ok, data_len);
+            }
+        }
+        MacOrder::EncryptThenMac => open_encrypt_then_mac(c, window, backend),
+    }
+}
+
+fn states_of<H: BatchHash>(mac: &HmacKey) -> &HmacStates<H> {
+    H::states(mac.states()).expect("one MAC algorithm per window")
+}
+
+/// MAC-then-encrypt: decrypt and check padding record by record, hash the
+/// public prefixes in lanes, finish each MAC over its secret length.
+fn open_mac_then_encrypt_lanes<H: BatchHash, C: DecryptAbsorb<H>>(
+    c: &C,
+    window: &mut [Option<Pending<'_>>; WINDOW],
+    backend: Backend,
+) {
+    let m = H::OUTPUT_LEN;
+    let mut headers = [[0u8; 13]; WINDOW];
+    let mut good = [0usize; WINDOW];
+    for ((p, header), good) in window.iter_mut().zip(&mut headers).zip(&mut good) {
+        let Some(p) = p else { continue };
+        let body = &mut p.buf[p.iv_len..];
+        let split = decrypt_padding_span(p.aes, &p.iv, &mut p.next_iv, body);
+        (*good, p.data_len, *header) = split_record(body, m, &p.prefix);
+        let mut chain = p.iv;
+        let (blocks, _) = body[..split].as_chunks_mut::<16>();
+        p.aes.decrypt_cbc(&mut chain, blocks);
+    }
+    let mut engines: [Option<Engine<H>>; WINDOW] = core::array::from_fn(|_| None);
+    {
+        let mut jobs: [Option<HashJob<'_, H>>; WINDOW] = core::array::from_fn(|_| None);
+        for ((job, p), header) in jobs.iter_mut().zip(window.iter()).zip(headers) {
+            let Some(p) = p else { continue };
+            let body = &p.buf[p.iv_len..];
+            *job = Some(HashJob {
+                states: states_of(p.mac),
+                prefix: header,
+                data: &body[..public_prefix_len(body.len(), m)],
+                tag: None,
+                engine: None,
+            });
+        }
+        H::hash_jobs(backend, &mut jobs, c);
+        for (engine, job) in engines.iter_mut().zip(jobs) {
+            *engine = job.and_then(|j| j.engine);
+        }
+    }
+    // Each record's hash finished over its secret length, all records'
+    // blocks side by side in the lanes.
+    let mut tags = [[0u8; MAX_TAG_LEN]; WINDOW];
+    {
+        let mut jobs: [Option<SecretTailJob<'_, H>>; WINDOW] = core::array::from_fn(|_| None);
+        for (((job, p), engine), tag) in jobs
+            .iter_mut()
+            .zip(window.iter())
+            .zip(&mut engines)
+            .zip(&mut tags)
+        {
+            if let (Some(p), Some(engine)) = (p, engine.take()) {
+                let (data, len) = secret_tail(&p.buf[p.iv_len..], m, p.data_len);
+                *job = Some(SecretTailJob {
+                    states: states_of(p.mac),
+                    engine,
+                    data,
+                    len,
+                    tag: &mut tag[..m],
+                });
+            }
+        }
+        H::finish_secret_len(backend, &mut jobs, c);
+    }
+    for ((p, tag), good) in window.iter_mut().zip(&tags).zip(good) {
+        if let Some(p) = p {
+            let body = &p.buf[p.iv_len..];
+            p.ok = good & mac_matches(body, p.data_len, &tag[..m]);
+        }
+    }
+}
+
+/// Encrypt-then-MAC: every MAC in lanes and compared, then every record
+/// decrypted and its padding checked, whatever its MAC said.
+fn open_encrypt_then_mac<H: BatchHash, C: DecryptAbsorb<H>>(
+    c: &C,
+    window: &mut [Option<Pending<'_>>; WINDOW],
+    backend: Backend,
+) {
+    let m = H::OUTPUT_LEN;
+    let mut tags = [[0u8; MAX_TAG_LEN]; WINDOW];
+    {
+        let mut jobs: [Option<HashJob<'_, H>>; WINDOW] = core::array::from_fn(|_| None);
+        for ((job, p), tag) in jobs.iter_mut().zip(window.iter()).zip(&mut tags) {
+            let Some(p) = p else { continue };
+            let end = p.buf.len() - m;
+            *job = Some(HashJob {
+                states: states_of(p.mac),
+                prefix: mac_header_after(&p.prefix, end),
+                data: &p.buf[..end],
+                tag: Some(&mut tag[..m]),
+                engine: None,
+            });
+        }
+        H::hash_jobs(backend, &mut jobs, c);
+    }
+    for (p, tag) in window.iter_mut().zip(&tags) {
+        let Some(p) = p else { continue };
+        let end = p.buf.len() - m;
+        let (cbc, received) = p.buf.split_at_mut(end);
+        let mac_ok = ct::barrier((tag[..m].ct_eq(received).unwrap_u8() as usize).wrapping_neg());
+        let body = &mut cbc[p.iv_len..];
+        let mut chain = p.iv;
+        let (blocks, _) = body.as_chunks_mut::<16>();
+        p.aes.decrypt_cbc(&mut chain, blocks);
+        p.next_iv = chain;
+        let (good, padding_total) = check_padding(body, 0);
+        p.ok = ct::barrier(mac_ok & good);
+        p.data_len = body.len() - padding_total;
+    }
+}
