@@ -1,6 +1,7 @@
 //! Decrypts a JWE in compact serialization that uses direct encryption
-//! (`"alg":"dir"`, RFC 7518 section 4.5) with `A128CBC-HS256`, given the
-//! 32-byte content encryption key in hex, and prints the plaintext.
+//! (`"alg":"dir"`, RFC 7518 section 4.5) with `A128CBC-HS256` or
+//! `A256CBC-HS512`, given the 32- or 64-byte content encryption key in hex,
+//! and prints the plaintext.
 //!
 //! ```text
 //! cargo run --example jwe_dir                     # the built-in token

@@ -52,7 +52,22 @@ impl fmt::Display for Cipher {
     }
 }
 
-/// A MAC algorithm: HMAC (RFC 2104) over one of three hash functions.
+/// A MAC algorithm: HMAC (RFC 2104) over one of four hash functions.
+///
+/// HMAC-SHA1, HMAC-SHA256 and HMAC-SHA384 protect TLS records (see
+/// [`Combination`]); HMAC-SHA512 is no TLS CBC suite's MAC and serves the
+/// other formats (SSH `hmac-sha2-512`, ESP HMAC-SHA-512-256, JWE
+/// `A256CBC-HS512`) and [`crate::HmacKey`] users.
+///
+/// ```
+/// use cbc_hmac::{HmacKey, MacAlgorithm};
+///
+/// let alg = MacAlgorithm::HmacSha512;
+/// assert_eq!((alg.output_len(), alg.block_len()), (64, 128));
+/// let key = HmacKey::new(alg, b"key")?;
+/// assert_eq!(key.sign(b"message").len(), 64);
+/// # Ok::<(), cbc_hmac::Error>(())
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum MacAlgorithm {
     /// HMAC-SHA1, 20-byte tags.
@@ -61,14 +76,17 @@ pub enum MacAlgorithm {
     HmacSha256,
     /// HMAC-SHA384, 48-byte tags.
     HmacSha384,
+    /// HMAC-SHA512, 64-byte tags (not a TLS record MAC).
+    HmacSha512,
 }
 
 impl MacAlgorithm {
     /// All MAC algorithms, in a fixed order.
-    pub const ALL: [MacAlgorithm; 3] = [
+    pub const ALL: [MacAlgorithm; 4] = [
         MacAlgorithm::HmacSha1,
         MacAlgorithm::HmacSha256,
         MacAlgorithm::HmacSha384,
+        MacAlgorithm::HmacSha512,
     ];
 
     /// Tag length in bytes (the full hash output; TLS never truncates it).
@@ -77,6 +95,7 @@ impl MacAlgorithm {
             MacAlgorithm::HmacSha1 => 20,
             MacAlgorithm::HmacSha256 => 32,
             MacAlgorithm::HmacSha384 => 48,
+            MacAlgorithm::HmacSha512 => 64,
         }
     }
 
@@ -84,12 +103,14 @@ impl MacAlgorithm {
     pub const fn block_len(self) -> usize {
         match self {
             MacAlgorithm::HmacSha1 | MacAlgorithm::HmacSha256 => 64,
-            MacAlgorithm::HmacSha384 => 128,
+            MacAlgorithm::HmacSha384 | MacAlgorithm::HmacSha512 => 128,
         }
     }
 
     /// The MAC key length TLS derives for this algorithm (equal to the tag
-    /// length). Any key length is accepted by [`crate::HmacKey`].
+    /// length; for HMAC-SHA512, which no TLS suite uses, the 64 bytes
+    /// RFC 2104 recommends). Any key length is accepted by
+    /// [`crate::HmacKey`].
     pub const fn tls_key_len(self) -> usize {
         self.output_len()
     }
@@ -100,6 +121,7 @@ impl MacAlgorithm {
             MacAlgorithm::HmacSha1 => "SHA1",
             MacAlgorithm::HmacSha256 => "SHA256",
             MacAlgorithm::HmacSha384 => "SHA384",
+            MacAlgorithm::HmacSha512 => "SHA512",
         }
     }
 }
@@ -188,6 +210,8 @@ impl Combination {
             MacAlgorithm::HmacSha256 | MacAlgorithm::HmacSha384 => {
                 matches!(version, ProtocolVersion::Tls12 | ProtocolVersion::Dtls12)
             }
+            // No combination has it (`mac` never returns it).
+            MacAlgorithm::HmacSha512 => false,
         }
     }
 }

@@ -1,7 +1,7 @@
 //! Fast, constant-time AES-CBC + HMAC record protection for the CBC cipher
 //! suites of TLS 1.0, 1.1, 1.2 and DTLS 1.0, 1.2, SSH, IPsec ESP and JWE, and the
-//! standalone primitives (AES-CBC, HMAC-SHA1/SHA256/SHA384) at full machine
-//! speed.
+//! standalone primitives (AES-CBC, HMAC-SHA1/SHA256/SHA384/SHA512) at full
+//! machine speed.
 //!
 //! A record layer owns sockets, handshakes and fragmentation; this crate
 //! owns "turn plaintext and a sequence number into a protected record

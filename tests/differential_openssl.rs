@@ -151,6 +151,7 @@ mod with_openssl {
             MacAlgorithm::HmacSha1 => Digest::Sha1,
             MacAlgorithm::HmacSha256 => Digest::Sha256,
             MacAlgorithm::HmacSha384 => Digest::Sha384,
+            MacAlgorithm::HmacSha512 => Digest::Sha512,
         }
     }
 
@@ -996,6 +997,7 @@ mod with_openssl {
             MacAlgorithm::HmacSha1 => Digest::Sha1,
             MacAlgorithm::HmacSha256 => Digest::Sha256,
             MacAlgorithm::HmacSha384 => Digest::Sha384,
+            MacAlgorithm::HmacSha512 => Digest::Sha512,
         }
     }
 

@@ -12,10 +12,11 @@ use cbc_hmac::{AesCbcKey, Backend, Cipher, Error, HmacKey, ReplayWindow};
 use common::rng::Rng;
 use common::{backends, hex};
 
-const SUPPORTED: [EspIntegrity; 3] = [
+const SUPPORTED: [EspIntegrity; 4] = [
     EspIntegrity::HmacSha1_96,
     EspIntegrity::HmacSha256_128,
     EspIntegrity::HmacSha384_192,
+    EspIntegrity::HmacSha512_256,
 ];
 
 const LENGTHS: [usize; 14] = [0, 1, 2, 13, 14, 15, 16, 17, 30, 31, 63, 64, 200, 1400];
@@ -326,25 +327,27 @@ fn public_checks_are_typed_errors() {
     assert_eq!(EspOpener::peek_header(&buf[..7]), None);
     assert!(opener.open_in_place(5, &mut buf[..n]).is_ok());
 
-    // Keys and algorithms.
+    // Keys and algorithms: HMAC-SHA-512-256 takes a 64-byte key.
     let config = EspConfig {
         integrity: EspIntegrity::HmacSha512_256,
         ..sa.config
     };
     let keys = EspKeys {
         enc_key: &[0; 16],
-        auth_key: &[0; 64],
+        auth_key: &[0; 63],
     };
     assert_eq!(
         EspSealer::new(config, keys).map(|_| ()),
-        Err(Error::UnsupportedAlgorithm {
-            name: "HMAC-SHA-512-256"
+        Err(Error::InvalidKeyLength {
+            expected: 64,
+            actual: 63
         })
     );
     assert_eq!(
         EspOpener::new(config, keys).map(|_| ()),
-        Err(Error::UnsupportedAlgorithm {
-            name: "HMAC-SHA-512-256"
+        Err(Error::InvalidKeyLength {
+            expected: 64,
+            actual: 63
         })
     );
     let short_auth = EspKeys {

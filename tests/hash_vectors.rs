@@ -1,11 +1,12 @@
-//! SHA-1 / SHA-256 / SHA-384 known-answer tests: NIST CAVP SHAVS byte-oriented
+//! SHA-1 / SHA-256 / SHA-384 / SHA-512 known-answer tests: NIST CAVP SHAVS byte-oriented
 //! ShortMsg and LongMsg files, through `digest_with_backend`, on every
 //! available backend.
 //!
 //! `vectors/README.md` gives 515 SHA records in all; per file that is (from
 //! the SHAVS layout it describes) ShortMsg: `Len` = 0, 8, ..., one block per
-//! byte (65 records for SHA-1/SHA-256, 129 for SHA-384) and LongMsg: 64 / 64 /
-//! 128 records.
+//! byte (65 records for SHA-1/SHA-256, 129 for SHA-384/SHA-512) and LongMsg:
+//! 64 / 64 / 128 / 128 records (SHA-512's 257 are in section 6 of the
+//! README).
 
 mod common;
 
@@ -58,7 +59,7 @@ fn check_file(
         assert_eq!(md.len(), n, "{at}: MD length");
         bytes_hashed += len;
         for &backend in backends {
-            let mut out = [SENTINEL; 64];
+            let mut out = [SENTINEL; 80];
             let written = digest_with_backend(algorithm, msg, &mut out, backend)
                 .unwrap_or_else(|e| panic!("{at}: digest on {backend}: {e:?}"));
             assert_eq!(written, n, "{at}: digest length on {backend}");
@@ -105,7 +106,7 @@ fn check_algorithm(
     // A too-small output buffer is an error, not a partial write.
     let n = algorithm.output_len();
     for &backend in &backends {
-        let mut out = [SENTINEL; 64];
+        let mut out = [SENTINEL; 80];
         match digest_with_backend(algorithm, b"abc", &mut out[..n - 1], backend) {
             Err(Error::BufferTooSmall { needed, actual }) => {
                 assert_eq!((needed, actual), (n, n - 1), "{name} on {backend}")
@@ -138,6 +139,14 @@ fn sha256_short_and_long_msg() {
 fn sha384_short_and_long_msg() {
     assert_eq!(
         check_algorithm("SHA384", MacAlgorithm::HmacSha384, 129, 128),
+        257
+    );
+}
+
+#[test]
+fn sha512_short_and_long_msg() {
+    assert_eq!(
+        check_algorithm("SHA512", MacAlgorithm::HmacSha512, 129, 128),
         257
     );
 }

@@ -1,4 +1,4 @@
-//! HMAC-SHA1 / HMAC-SHA256 / HMAC-SHA384 known-answer tests (NIST CAVP
+//! HMAC-SHA1 / HMAC-SHA256 / HMAC-SHA384 / HMAC-SHA512 known-answer tests (NIST CAVP
 //! `HMAC.rsp`, RFC 2202, RFC 4231), a randomized cross-check against the
 //! RustCrypto `hmac` crate, and a check that the vector parser is strict.
 //! Everything runs on every available backend.
@@ -60,7 +60,7 @@ fn check_mac(
     );
 
     // Into a caller buffer, not past the tag.
-    let mut out = [0x5au8; 64];
+    let mut out = [0x5au8; 80];
     assert_eq!(k.mac(msg, &mut out), Ok(full), "{at}: mac on {backend}");
     assert_eq!(
         hex(&out[..full]),
@@ -198,14 +198,13 @@ fn check_truncated(k: &HmacKey, msg: &[u8], tag: &[u8], expected: &[u8], variant
 }
 
 /// NIST CAVP `HMAC.rsp`: [L=20] is HMAC-SHA-1, [L=32] HMAC-SHA-256, [L=48]
-/// HMAC-SHA-384; the SHA-224 and SHA-512 sections are consumed unchecked.
+/// HMAC-SHA-384, [L=64] HMAC-SHA-512; the SHA-224 section is consumed
+/// unchecked.
 #[test]
 fn nist_hmac_rsp() {
     let backends = backends();
-    eprintln!(
-        "SKIPPED: HMAC.rsp sections [L=28] (HMAC-SHA-224) and [L=64] (HMAC-SHA-512): out of this crate's scope"
-    );
-    let (mut sha1, mut sha256, mut sha384, mut skipped_28, mut skipped_64) = (0, 0, 0, 0, 0);
+    eprintln!("SKIPPED: HMAC.rsp section [L=28] (HMAC-SHA-224): out of this crate's scope");
+    let (mut sha1, mut sha256, mut sha384, mut sha512, mut skipped_28) = (0, 0, 0, 0, 0);
     let mut truncated = 0;
     let records = for_each_record("HMAC.rsp", |r| {
         let at = r.location();
@@ -213,12 +212,9 @@ fn nist_hmac_rsp() {
             Some("L=20") => MacAlgorithm::HmacSha1,
             Some("L=32") => MacAlgorithm::HmacSha256,
             Some("L=48") => MacAlgorithm::HmacSha384,
-            Some(skip @ ("L=28" | "L=64")) => {
-                if skip == "L=28" {
-                    skipped_28 += 1;
-                } else {
-                    skipped_64 += 1;
-                }
+            Some("L=64") => MacAlgorithm::HmacSha512,
+            Some("L=28") => {
+                skipped_28 += 1;
                 for name in ["Count", "Klen", "Tlen", "Key", "Msg", "Mac"] {
                     r.ignore(name);
                 }
@@ -239,6 +235,7 @@ fn nist_hmac_rsp() {
             MacAlgorithm::HmacSha1 => sha1 += 1,
             MacAlgorithm::HmacSha256 => sha256 += 1,
             MacAlgorithm::HmacSha384 => sha384 += 1,
+            MacAlgorithm::HmacSha512 => sha512 += 1,
         }
         if tlen < algorithm.output_len() {
             truncated += 1;
@@ -248,21 +245,17 @@ fn nist_hmac_rsp() {
         }
     });
     eprintln!(
-        "HMAC.rsp: {records} records: checked L=20 (SHA-1) {sha1}, L=32 (SHA-256) {sha256}, L=48 (SHA-384) {sha384} \
-         ({truncated} with truncated MACs); skipped L=28 {skipped_28}, L=64 {skipped_64}"
+        "HMAC.rsp: {records} records: checked L=20 (SHA-1) {sha1}, L=32 (SHA-256) {sha256}, L=48 (SHA-384) {sha384}, \
+         L=64 (SHA-512) {sha512} ({truncated} with truncated MACs); skipped L=28 {skipped_28}"
     );
     assert_eq!(
-        (sha1, sha256, sha384),
-        (300, 225, 300),
+        (sha1, sha256, sha384, sha512),
+        (300, 225, 300, 375),
         "checked record counts"
     );
-    assert_eq!(
-        (skipped_28, skipped_64),
-        (375, 375),
-        "skipped record counts"
-    );
+    assert_eq!(skipped_28, 375, "skipped record count");
     assert_eq!(records, 1575, "HMAC.rsp record count");
-    assert!(truncated > 0 && truncated < sha1 + sha256 + sha384);
+    assert!(truncated > 0 && truncated < sha1 + sha256 + sha384 + sha512);
 }
 
 /// An RFC file: `TestCase` 1..=7 in order, `Key`, `Data`, `Mac`, `MacLen`.
@@ -315,6 +308,11 @@ fn rfc4231_hmac_sha384() {
     check_rfc_file("rfc4231-hmac-sha384.txt", MacAlgorithm::HmacSha384);
 }
 
+#[test]
+fn rfc4231_hmac_sha512() {
+    check_rfc_file("rfc4231-hmac-sha512.txt", MacAlgorithm::HmacSha512);
+}
+
 fn reference(algorithm: MacAlgorithm, key: &[u8], msg: &[u8]) -> Vec<u8> {
     fn run<M: Mac + KeyInit>(key: &[u8], msg: &[u8]) -> Vec<u8> {
         let mut m = <M as KeyInit>::new_from_slice(key).expect("HMAC takes any key length");
@@ -325,6 +323,7 @@ fn reference(algorithm: MacAlgorithm, key: &[u8], msg: &[u8]) -> Vec<u8> {
         MacAlgorithm::HmacSha1 => run::<Hmac<sha1::Sha1>>(key, msg),
         MacAlgorithm::HmacSha256 => run::<Hmac<sha2::Sha256>>(key, msg),
         MacAlgorithm::HmacSha384 => run::<Hmac<sha2::Sha384>>(key, msg),
+        MacAlgorithm::HmacSha512 => run::<Hmac<sha2::Sha512>>(key, msg),
     }
 }
 
@@ -386,12 +385,8 @@ fn random_cross_check_against_hmac_crate() {
         let key = rng.bytes(key_len);
         let msg = rng.bytes(msg_len);
         let split = rng.upto(msg_len);
-        let flip = rng.upto(8 * 48 - 1);
-        for algorithm in [
-            MacAlgorithm::HmacSha1,
-            MacAlgorithm::HmacSha256,
-            MacAlgorithm::HmacSha384,
-        ] {
+        let flip = rng.upto(8 * 64 - 1);
+        for algorithm in MacAlgorithm::ALL {
             let expected = reference(algorithm, &key, &msg);
             let at = format!(
                 "case {case} ({algorithm:?}, key {key_len} bytes, message {msg_len} bytes)"
@@ -424,11 +419,11 @@ fn random_cross_check_against_hmac_crate() {
     let msg_distinct = seen_msg.iter().filter(|&&s| s).count();
     let key_distinct = seen_key.iter().filter(|&&s| s).count();
     eprintln!(
-        "random cross-check: {CASES} cases x 3 algorithms x {} backend(s) = {checks} checks; \
+        "random cross-check: {CASES} cases x 4 algorithms x {} backend(s) = {checks} checks; \
          {msg_distinct} distinct message lengths, {key_distinct} distinct key lengths",
         backends.len()
     );
-    assert_eq!(checks, CASES * 3 * backends.len());
+    assert_eq!(checks, CASES * 4 * backends.len());
     assert!(msg_lengths.iter().all(|&l| seen_msg[l]));
     assert!(key_lengths.iter().all(|&l| seen_key[l]));
 }

@@ -92,6 +92,9 @@ mod with_openssl {
                 MacAlgorithm::HmacSha384 => {
                     return unsupported("OpenSSL has no stitched AES-CBC-HMAC-SHA384");
                 }
+                MacAlgorithm::HmacSha512 => {
+                    return unsupported("no TLS combination uses HMAC-SHA512");
+                }
             };
             let len = interleave * shape.payload;
             let (frag, last) = MultiBlockSealer::record_lens(len, interleave).map_err(failure)?;
@@ -287,6 +290,10 @@ mod with_ipsec_mb {
                 MacAlgorithm::HmacSha1 => Hash::Sha1,
                 MacAlgorithm::HmacSha256 => Hash::Sha256,
                 MacAlgorithm::HmacSha384 => Hash::Sha384,
+                // No TLS combination has it.
+                MacAlgorithm::HmacSha512 => {
+                    return Err(Failure::Check("no TLS combination uses HMAC-SHA512".into()));
+                }
             };
             let mut aes = Vec::new();
             let mut hmac = Vec::new();

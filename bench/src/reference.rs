@@ -41,6 +41,7 @@ mod with_openssl {
             MacAlgorithm::HmacSha1 => Digest::Sha1,
             MacAlgorithm::HmacSha256 => Digest::Sha256,
             MacAlgorithm::HmacSha384 => Digest::Sha384,
+            MacAlgorithm::HmacSha512 => Digest::Sha512,
         }
     }
 

@@ -357,13 +357,9 @@ impl Job {
     }
 }
 
-/// `SHA1`, `SHA256` or `SHA384`.
+/// `SHA1`, `SHA256`, `SHA384` or `SHA512`.
 fn hash_name(m: MacAlgorithm) -> &'static str {
-    match m {
-        MacAlgorithm::HmacSha1 => "SHA1",
-        MacAlgorithm::HmacSha256 => "SHA256",
-        MacAlgorithm::HmacSha384 => "SHA384",
-    }
+    m.name()
 }
 
 fn theirs<T>(t: &mut Option<T>) -> Result<&mut T, Failure> {

@@ -142,6 +142,7 @@ pub fn reference_mac(alg: MacAlgorithm, key: &[u8], parts: &[&[u8]]) -> Vec<u8> 
         MacAlgorithm::HmacSha1 => run::<hmac::Hmac<sha1::Sha1>>(key, parts),
         MacAlgorithm::HmacSha256 => run::<hmac::Hmac<sha2::Sha256>>(key, parts),
         MacAlgorithm::HmacSha384 => run::<hmac::Hmac<sha2::Sha384>>(key, parts),
+        MacAlgorithm::HmacSha512 => run::<hmac::Hmac<sha2::Sha512>>(key, parts),
     }
 }
 

@@ -18,11 +18,13 @@ pub enum Digest {
     Sha256,
     /// SHA-384 (48-byte tags).
     Sha384,
+    /// SHA-512 (64-byte tags).
+    Sha512,
 }
 
 impl Digest {
     /// Every digest.
-    pub const ALL: [Digest; 3] = [Digest::Sha1, Digest::Sha256, Digest::Sha384];
+    pub const ALL: [Digest; 4] = [Digest::Sha1, Digest::Sha256, Digest::Sha384, Digest::Sha512];
 
     /// Tag length in bytes.
     pub const fn output_len(self) -> usize {
@@ -30,15 +32,17 @@ impl Digest {
             Digest::Sha1 => 20,
             Digest::Sha256 => 32,
             Digest::Sha384 => 48,
+            Digest::Sha512 => 64,
         }
     }
 
-    /// `SHA1`, `SHA256` or `SHA384`.
+    /// `SHA1`, `SHA256`, `SHA384` or `SHA512`.
     pub const fn name(self) -> &'static str {
         match self {
             Digest::Sha1 => "SHA1",
             Digest::Sha256 => "SHA256",
             Digest::Sha384 => "SHA384",
+            Digest::Sha512 => "SHA512",
         }
     }
 
@@ -51,6 +55,7 @@ impl Digest {
                 Digest::Sha1 => sys::EVP_sha1(),
                 Digest::Sha256 => sys::EVP_sha256(),
                 Digest::Sha384 => sys::EVP_sha384(),
+                Digest::Sha512 => sys::EVP_sha512(),
             }
         };
         NonNull::new(md.cast_mut()).ok_or(Error::Unavailable(self.name()))

@@ -11,12 +11,14 @@
 //! - `x86_64` (the only module with `unsafe`): AES-NI key expansion and
 //!   CBC (`aes`), VAES-512 CBC decryption (`vaes`), SHA-NI SHA-1/SHA-256
 //!   (`sha`), SHA-1/SHA-256 for AVX2 CPUs without SHA-NI (`sha_avx2`),
-//!   SHA-512 on AVX2 and in plain scalar code (`sha512`), and the stitched
+//!   SHA-512 (for SHA-384 and SHA-512) on AVX2, AVX-512VL and in plain
+//!   scalar code (`sha512`), and the stitched
 //!   seal and fused open built from them (`stitch`).
 //!
 //! [`seal_mac_then_encrypt`] and [`seal_encrypt_then_mac`] pick a stitched
 //! kernel when the AES key is an AES-NI one and the MAC runs on one of our
-//! compressors (SHA-NI or AVX2; all three hashes), and the portable
+//! compressors (SHA-NI or AVX2; all four hashes for encrypt-then-MAC, the
+//! three TLS ones for MAC-then-encrypt), and the portable
 //! composition otherwise; the open's public prefix goes through
 //! [`DecryptAbsorb`].
 
@@ -280,10 +282,11 @@ impl AesKey {
 #[derive(Clone, Copy, Debug)]
 pub(crate) enum Compressor {
     Crates(portable::CrateCompress),
-    /// SHA-1 and SHA-256 on SHA-NI; SHA-384 on AVX2 where the CPU has it.
+    /// SHA-1 and SHA-256 on SHA-NI; SHA-384 and SHA-512 on AVX2 where the
+    /// CPU has it.
     #[cfg(target_arch = "x86_64")]
     ShaNi(x86_64::sha::ShaNiCompress),
-    /// SHA-1, SHA-256 and SHA-384 with AVX2 message schedules.
+    /// SHA-1, SHA-256, SHA-384 and SHA-512 with AVX2 message schedules.
     #[cfg(target_arch = "x86_64")]
     Avx2(x86_64::sha_avx2::Avx2Compress),
 }
@@ -421,7 +424,9 @@ pub(crate) fn seal_mac_then_encrypt(
             (Compressor::Avx2(c), AnyStates::Sha384(s)) => {
                 return stitch::seal_mac_then_encrypt_sha384(k, c.avx2, c.sha512, s, h, iv, b, p);
             }
-            (Compressor::Crates(_), _) => {}
+            // No TLS combination uses HMAC-SHA512, and MAC-then-encrypt is
+            // TLS's alone: the composition below serves it.
+            (_, AnyStates::Sha512(_)) | (Compressor::Crates(_), _) => {}
         }
     }
     let m = mac.output_len();
@@ -520,6 +525,12 @@ pub(crate) fn encrypt_then_mac<const P: usize>(
             }
             (Compressor::Avx2(c), AnyStates::Sha384(s)) => {
                 return stitch::seal_encrypt_then_mac_sha384(k, c.avx2, c.sha512, s, job);
+            }
+            (Compressor::ShaNi(c), AnyStates::Sha512(s)) => {
+                return stitch::seal_encrypt_then_mac_sha512(k, c.sha, c.sha512, s, job);
+            }
+            (Compressor::Avx2(c), AnyStates::Sha512(s)) => {
+                return stitch::seal_encrypt_then_mac_sha512(k, c.avx2, c.sha512, s, job);
             }
             (Compressor::Crates(_), _) => {}
         }

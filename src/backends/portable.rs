@@ -11,7 +11,7 @@ use aes::cipher::{BlockCipherEncrypt, BlockModeDecrypt, BlockModeEncrypt, InnerI
 use aes::{Aes128, Aes256};
 
 use crate::combination::Cipher;
-use crate::primitives::hash::{Compress, Sha1, Sha256, Sha384};
+use crate::primitives::hash::{Compress, Sha1, Sha256, Sha384, Sha512};
 
 /// The compression functions of the `sha1` and `sha2` crates.
 #[derive(Clone, Copy, Debug, Default)]
@@ -32,6 +32,13 @@ impl Compress<Sha256> for CrateCompress {
 }
 
 impl Compress<Sha384> for CrateCompress {
+    #[inline]
+    fn compress(&self, state: &mut [u64; 8], blocks: &[[u8; 128]]) {
+        sha2::block_api::compress512(state, blocks);
+    }
+}
+
+impl Compress<Sha512> for CrateCompress {
     #[inline]
     fn compress(&self, state: &mut [u64; 8], blocks: &[[u8; 128]]) {
         sha2::block_api::compress512(state, blocks);

@@ -1,6 +1,7 @@
 //! IPsec ESP (RFC 4303) with AES-CBC (RFC 3602) and truncated HMACs
-//! (HMAC-SHA1-96, RFC 2404; HMAC-SHA-256-128 and HMAC-SHA-384-192, RFC
-//! 4868): the packet format over the same kernels as the TLS records.
+//! (HMAC-SHA1-96, RFC 2404; HMAC-SHA-256-128, HMAC-SHA-384-192 and
+//! HMAC-SHA-512-256, RFC 4868): the packet format over the same kernels as
+//! the TLS records.
 //!
 //! A packet, from the SPI on (the IP header and anything outside ESP are
 //! the caller's):
@@ -92,13 +93,12 @@ pub enum EspIntegrity {
     HmacSha256_128,
     /// HMAC-SHA-384-192 (RFC 4868): 48-byte key, 24-byte ICV.
     HmacSha384_192,
-    /// HMAC-SHA-512-256 (RFC 4868): not supported yet (the crate has no
-    /// HMAC-SHA-512); keys fail with [`Error::UnsupportedAlgorithm`].
+    /// HMAC-SHA-512-256 (RFC 4868): 64-byte key, 32-byte ICV.
     HmacSha512_256,
 }
 
 impl EspIntegrity {
-    /// The algorithms, in a fixed order (the unsupported one included).
+    /// The algorithms, in a fixed order.
     pub const ALL: [EspIntegrity; 4] = [
         EspIntegrity::HmacSha1_96,
         EspIntegrity::HmacSha256_128,
@@ -136,13 +136,14 @@ impl EspIntegrity {
         }
     }
 
-    /// The HMAC underneath, if this crate has it.
+    /// The HMAC underneath (`Some` for every algorithm this crate has:
+    /// all four today).
     pub const fn mac(self) -> Option<MacAlgorithm> {
         match self {
             EspIntegrity::HmacSha1_96 => Some(MacAlgorithm::HmacSha1),
             EspIntegrity::HmacSha256_128 => Some(MacAlgorithm::HmacSha256),
             EspIntegrity::HmacSha384_192 => Some(MacAlgorithm::HmacSha384),
-            EspIntegrity::HmacSha512_256 => None,
+            EspIntegrity::HmacSha512_256 => Some(MacAlgorithm::HmacSha512),
         }
     }
 }

@@ -25,7 +25,7 @@ pub struct CbcHmacAead {
 impl CbcHmacAead {
     /// Splits `key` (`MAC_KEY || ENC_KEY`,
     /// [`ContentEncryption::key_len`] bytes) and expands both halves on the
-    /// best available backend. `A192CBC-HS384` and `A256CBC-HS512` are
+    /// best available backend. `A192CBC-HS384` (AES-192) is
     /// [`Error::UnsupportedAlgorithm`].
     pub fn new(algorithm: ContentEncryption, key: &[u8]) -> Result<Self, Error> {
         Self::with_backend(algorithm, key, Backend::detect())

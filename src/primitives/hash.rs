@@ -1,4 +1,4 @@
-//! The three hash functions, described by what HMAC and the constant-time
+//! The four hash functions, described by what HMAC and the constant-time
 //! digest need: the state, the block, the initial value, how the length is
 //! encoded in the final block, and how the state becomes the output.
 //!
@@ -55,6 +55,10 @@ pub(crate) struct Sha256;
 /// SHA-384 (FIPS 180-4): SHA-512's compression, its own IV, 48-byte output.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Sha384;
+/// SHA-512 (FIPS 180-4). Its compression, state and block are SHA-384's, so
+/// every SHA-384 kernel serves it too.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Sha512;
 
 fn write_words_u32(words: &[u32], out: &mut [u8]) {
     for (chunk, word) in out.chunks_mut(4).zip(words) {
@@ -146,6 +150,40 @@ impl HashFunction for Sha384 {
 
     fn write_output(state: &[u64; 8], out: &mut [u8]) {
         write_words_u64(&state[..6], out);
+    }
+
+    fn or_masked(acc: &mut [u64; 8], other: &[u64; 8], mask: u64) {
+        for (a, o) in acc.iter_mut().zip(other) {
+            *a |= o & mask;
+        }
+    }
+}
+
+impl HashFunction for Sha512 {
+    type State = [u64; 8];
+    type Block = [u8; 128];
+    const BLOCK_LEN: usize = 128;
+    const OUTPUT_LEN: usize = 64;
+    const LENGTH_FIELD_LEN: usize = 16;
+    const INITIAL_STATE: [u64; 8] = [
+        0x6a09e667f3bcc908,
+        0xbb67ae8584caa73b,
+        0x3c6ef372fe94f82b,
+        0xa54ff53a5f1d36f1,
+        0x510e527fade682d1,
+        0x9b05688c2b3e6c1f,
+        0x1f83d9abfb41bd6b,
+        0x5be0cd19137e2179,
+    ];
+    const ZERO_STATE: [u64; 8] = [0; 8];
+    const ZERO_BLOCK: [u8; 128] = [0; 128];
+
+    fn split_blocks(data: &[u8]) -> (&[[u8; 128]], &[u8]) {
+        data.as_chunks()
+    }
+
+    fn write_output(state: &[u64; 8], out: &mut [u8]) {
+        write_words_u64(state, out);
     }
 
     fn or_masked(acc: &mut [u64; 8], other: &[u64; 8], mask: u64) {

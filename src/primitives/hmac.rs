@@ -10,13 +10,18 @@ use core::fmt;
 use subtle::ConstantTimeEq;
 use zeroize::Zeroize;
 
-use super::hash::{Compress, Engine, HashFunction, Sha1, Sha256, Sha384};
+use super::hash::{Compress, Engine, HashFunction, Sha1, Sha256, Sha384, Sha512};
 use crate::backends::{Backend, Compressor, with_compressor};
 use crate::combination::MacAlgorithm;
 use crate::error::Error;
 
-/// Largest tag: HMAC-SHA384's 48 bytes.
-pub(crate) const MAX_TAG_LEN: usize = 48;
+/// Largest tag: HMAC-SHA512's 64 bytes.
+pub(crate) const MAX_TAG_LEN: usize = 64;
+
+/// Largest tag a TLS record carries: HMAC-SHA384's 48 bytes (no TLS CBC
+/// suite uses HMAC-SHA512). The record layer sizes its buffers and its
+/// constant-time MAC window by this, not by [`MAX_TAG_LEN`].
+pub(crate) const MAX_TLS_TAG_LEN: usize = 48;
 
 /// The chaining states after absorbing `key ^ ipad` and `key ^ opad`.
 #[derive(Clone)]
@@ -90,15 +95,16 @@ impl<H: HashFunction> Drop for HmacStates<H> {
     }
 }
 
-/// The precomputed states of one of the three hash functions.
+/// The precomputed states of one of the four hash functions.
 #[derive(Clone)]
 pub(crate) enum AnyStates {
     Sha1(HmacStates<Sha1>),
     Sha256(HmacStates<Sha256>),
     Sha384(HmacStates<Sha384>),
+    Sha512(HmacStates<Sha512>),
 }
 
-/// A MAC tag: up to 48 bytes, compared in constant time.
+/// A MAC tag: up to 64 bytes, compared in constant time.
 ///
 /// `PartialEq` is constant-time in the tag bytes.
 #[derive(Clone, Copy)]
@@ -191,6 +197,7 @@ impl HmacKey {
             MacAlgorithm::HmacSha1 => AnyStates::Sha1(HmacStates::new(c, key)),
             MacAlgorithm::HmacSha256 => AnyStates::Sha256(HmacStates::new(c, key)),
             MacAlgorithm::HmacSha384 => AnyStates::Sha384(HmacStates::new(c, key)),
+            MacAlgorithm::HmacSha512 => AnyStates::Sha512(HmacStates::new(c, key)),
         });
         Ok(HmacKey {
             states,
@@ -205,6 +212,7 @@ impl HmacKey {
             AnyStates::Sha1(_) => MacAlgorithm::HmacSha1,
             AnyStates::Sha256(_) => MacAlgorithm::HmacSha256,
             AnyStates::Sha384(_) => MacAlgorithm::HmacSha384,
+            AnyStates::Sha512(_) => MacAlgorithm::HmacSha512,
         }
     }
 
@@ -234,6 +242,7 @@ impl HmacKey {
             AnyStates::Sha1(s) => s.mac_parts(c, parts, out),
             AnyStates::Sha256(s) => s.mac_parts(c, parts, out),
             AnyStates::Sha384(s) => s.mac_parts(c, parts, out),
+            AnyStates::Sha512(s) => s.mac_parts(c, parts, out),
         })
     }
 
@@ -283,7 +292,7 @@ impl HmacKey {
     /// The shortest tag [`HmacKey::verify_truncated`] accepts: half the
     /// output and at least 10 bytes (80 bits), as RFC 2104 section 5
     /// recommends. 10 bytes for HMAC-SHA1 (HMAC-SHA1-96 sends 12), 16 for
-    /// HMAC-SHA256, 24 for HMAC-SHA384.
+    /// HMAC-SHA256, 24 for HMAC-SHA384, 32 for HMAC-SHA512.
     pub fn min_truncated_len(&self) -> usize {
         (self.output_len() / 2).max(10)
     }
@@ -349,6 +358,7 @@ impl HmacKey {
             AnyStates::Sha1(s) => AnyEngine::Sha1(s.inner_engine(), s),
             AnyStates::Sha256(s) => AnyEngine::Sha256(s.inner_engine(), s),
             AnyStates::Sha384(s) => AnyEngine::Sha384(s.inner_engine(), s),
+            AnyStates::Sha512(s) => AnyEngine::Sha512(s.inner_engine(), s),
         };
         HmacContext { key: self, engine }
     }
@@ -370,6 +380,7 @@ enum AnyEngine<'k> {
     Sha1(Engine<Sha1>, &'k HmacStates<Sha1>),
     Sha256(Engine<Sha256>, &'k HmacStates<Sha256>),
     Sha384(Engine<Sha384>, &'k HmacStates<Sha384>),
+    Sha512(Engine<Sha512>, &'k HmacStates<Sha512>),
 }
 
 /// An HMAC computation in progress (see [`HmacKey::context`]).
@@ -386,6 +397,7 @@ impl HmacContext<'_> {
             AnyEngine::Sha1(e, _) => e.update(c, data),
             AnyEngine::Sha256(e, _) => e.update(c, data),
             AnyEngine::Sha384(e, _) => e.update(c, data),
+            AnyEngine::Sha512(e, _) => e.update(c, data),
         })
     }
 
@@ -400,6 +412,7 @@ impl HmacContext<'_> {
             AnyEngine::Sha1(e, s) => s.finish_outer(c, &e.finish(c), out),
             AnyEngine::Sha256(e, s) => s.finish_outer(c, &e.finish(c), out),
             AnyEngine::Sha384(e, s) => s.finish_outer(c, &e.finish(c), out),
+            AnyEngine::Sha512(e, s) => s.finish_outer(c, &e.finish(c), out),
         });
         tag
     }
@@ -413,9 +426,9 @@ impl fmt::Debug for HmacContext<'_> {
     }
 }
 
-/// A plain hash: SHA-1, SHA-256 or SHA-384 over the backend's compression
-/// function (the same code path HMAC uses; exposed for benchmarks and
-/// known-answer tests).
+/// A plain hash: SHA-1, SHA-256, SHA-384 or SHA-512 (named by the HMAC
+/// built on it) over the backend's compression function (the same code
+/// path HMAC uses; exposed for benchmarks and known-answer tests).
 ///
 /// ```
 /// use cbc_hmac::{digest, MacAlgorithm};
@@ -424,6 +437,11 @@ impl fmt::Debug for HmacContext<'_> {
 /// let n = digest(MacAlgorithm::HmacSha1, b"abc", &mut out)?;
 /// assert_eq!(n, 20);
 /// assert_eq!(out[..4], [0xa9, 0x99, 0x3e, 0x36]);
+///
+/// // SHA-512 (FIPS 180-4, appendix C.1).
+/// let mut out = [0u8; 64];
+/// assert_eq!(digest(MacAlgorithm::HmacSha512, b"abc", &mut out)?, 64);
+/// assert_eq!(out[..4], [0xdd, 0xaf, 0x35, 0xa1]);
 /// # Ok::<(), cbc_hmac::Error>(())
 /// ```
 pub fn digest(algorithm: MacAlgorithm, message: &[u8], out: &mut [u8]) -> Result<usize, Error> {
@@ -455,6 +473,7 @@ pub fn digest_with_backend(
         MacAlgorithm::HmacSha1 => run::<Sha1, _>(c, message, out),
         MacAlgorithm::HmacSha256 => run::<Sha256, _>(c, message, out),
         MacAlgorithm::HmacSha384 => run::<Sha384, _>(c, message, out),
+        MacAlgorithm::HmacSha512 => run::<Sha512, _>(c, message, out),
     });
     Ok(n)
 }

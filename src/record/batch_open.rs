@@ -46,7 +46,7 @@ use crate::backends::{AesKey, Backend, DecryptAbsorb, with_compressor};
 use crate::error::Error;
 use crate::primitives::ct;
 use crate::primitives::hash::{Engine, Sha1, Sha256, Sha384};
-use crate::primitives::hmac::{HmacStates, MAX_TAG_LEN};
+use crate::primitives::hmac::{HmacStates, MAX_TLS_TAG_LEN};
 use crate::{HmacKey, MacAlgorithm};
 
 /// One record of an [`Opener::open_many_in_place`] call: its content type
@@ -420,6 +420,9 @@ fn open_window(window: &mut [Option<Pending<'_>>; WINDOW], backend: Backend, ord
         MacAlgorithm::HmacSha1 => open_window_with::<Sha1, _>(c, window, backend, order),
         MacAlgorithm::HmacSha256 => open_window_with::<Sha256, _>(c, window, backend, order),
         MacAlgorithm::HmacSha384 => open_window_with::<Sha384, _>(c, window, backend, order),
+        // No TLS combination has it, so no opener is keyed with it; were
+        // one ever, its records are rejected like the single open's.
+        MacAlgorithm::HmacSha512 => window.iter_mut().flatten().for_each(|p| p.ok = 0),
     })
 }
 
@@ -497,7 +500,7 @@ fn open_mac_then_encrypt_lanes<H: BatchHash, C: DecryptAbsorb<H>>(
     }
     // Each record's hash finished over its secret length, all records'
     // blocks side by side in the lanes.
-    let mut tags = [[0u8; MAX_TAG_LEN]; WINDOW];
+    let mut tags = [[0u8; MAX_TLS_TAG_LEN]; WINDOW];
     {
         let mut jobs: [Option<SecretTailJob<'_, H>>; WINDOW] = core::array::from_fn(|_| None);
         for (((job, p), engine), tag) in jobs
@@ -535,7 +538,7 @@ fn open_encrypt_then_mac<H: BatchHash, C: DecryptAbsorb<H>>(
     backend: Backend,
 ) {
     let m = H::OUTPUT_LEN;
-    let mut tags = [[0u8; MAX_TAG_LEN]; WINDOW];
+    let mut tags = [[0u8; MAX_TLS_TAG_LEN]; WINDOW];
     {
         let mut jobs: [Option<HashJob<'_, H>>; WINDOW] = core::array::from_fn(|_| None);
         for ((job, p), tag) in jobs.iter_mut().zip(window.iter()).zip(&mut tags) {

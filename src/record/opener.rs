@@ -11,7 +11,7 @@ use super::{
 };
 use crate::backends::Backend;
 use crate::error::Error;
-use crate::primitives::hmac::MAX_TAG_LEN;
+use crate::primitives::hmac::MAX_TLS_TAG_LEN;
 use crate::{AesCbcKey, HmacKey};
 
 /// Opens the records of one direction.
@@ -142,7 +142,7 @@ impl Opener {
             MacOrder::EncryptThenMac => {
                 let end = len - m;
                 let header = mac_header(seq, content_type, version, end);
-                let mut tag = [0u8; MAX_TAG_LEN];
+                let mut tag = [0u8; MAX_TLS_TAG_LEN];
                 self.mac.mac_parts_into(&[&header, &buf[..end]], &mut tag);
                 if !bool::from(tag[..m].ct_eq(&buf[end..])) {
                     return Err(Error::BadRecordMac);

@@ -12,7 +12,7 @@ use super::{check_fragment_len, min_mac_then_encrypt_len, padded_len};
 use crate::backends::Backend;
 use crate::combination::Combination;
 use crate::error::{Error, UnknownName};
-use crate::primitives::hmac::MAX_TAG_LEN;
+use crate::primitives::hmac::MAX_TLS_TAG_LEN;
 use crate::{AesCbcKey, HmacKey};
 
 /// Where a [`TlsAead`] gets each record's CBC IV.
@@ -98,7 +98,7 @@ impl TlsAeadAlgorithm {
 
     /// The largest [`TlsAeadAlgorithm::max_overhead`] of all: a 48-byte
     /// MAC and 16 bytes of padding.
-    pub const MAX_OVERHEAD: usize = MAX_TAG_LEN + 16;
+    pub const MAX_OVERHEAD: usize = MAX_TLS_TAG_LEN + 16;
 
     /// The algorithm for `combination` with IVs from `iv`.
     pub const fn new(combination: Combination, iv: TlsAeadIv) -> Self {

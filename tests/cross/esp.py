@@ -7,7 +7,7 @@ Reads one JSON object per line on stdin, writes one per line on stdout:
    "payload", "iv"}                         -> {"packet": hex from the SPI on}
   {"op": "open", same keys but "packet"}    -> {"nh", "payload"} or {"error"}
 
-`auth` is Scapy's name (HMAC-SHA1-96, SHA2-256-128, SHA2-384-192); keys,
+`auth` is Scapy's name (HMAC-SHA1-96, SHA2-256-128, SHA2-384-192, SHA2-512-256); keys,
 payloads, IVs and packets are hex; `seq` is the full 64-bit number.
 Exits with status 3 and a message on stderr if Scapy cannot be imported.
 """

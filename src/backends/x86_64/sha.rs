@@ -10,7 +10,7 @@ use core::arch::x86_64::*;
 use core::marker::PhantomData;
 
 use super::{ShaNi, block, load};
-use crate::primitives::hash::{Compress, HashFunction, Sha1, Sha256, Sha384};
+use crate::primitives::hash::{Compress, HashFunction, Sha1, Sha256, Sha384, Sha512};
 
 /// A hash kernel in the form the stitched loops drive: the chaining state
 /// and a message block in registers, and the rounds cut into groups.
@@ -510,6 +510,13 @@ impl Compress<Sha256> for ShaNiCompress {
 }
 
 impl Compress<Sha384> for ShaNiCompress {
+    #[inline]
+    fn compress(&self, state: &mut [u64; 8], blocks: &[[u8; 128]]) {
+        self.sha512.compress(state, blocks);
+    }
+}
+
+impl Compress<Sha512> for ShaNiCompress {
     #[inline]
     fn compress(&self, state: &mut [u64; 8], blocks: &[[u8; 128]]) {
         self.sha512.compress(state, blocks);

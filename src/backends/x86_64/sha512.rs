@@ -1,8 +1,11 @@
-//! SHA-512 compression (for SHA-384), cut into groups of rounds so that the
+//! SHA-512 compression (for SHA-384 and SHA-512), cut into groups of rounds so that the
 //! stitched seal can place AES rounds between them: in portable scalar code
 //! ([`Sha384Scalar`]); with BMI2 for the rounds and AVX2 for the message
 //! schedule ([`Sha384Avx2`]); and with AVX-512VL for the schedule and for
-//! half of each round, the rest on BMI2 ([`Sha384Avx512`]).
+//! half of each round, the rest on BMI2 ([`Sha384Avx512`]). The kernels
+//! are named after SHA-384, their first user; [`Sha512Of`] runs any of them
+//! as SHA-512, which differs only in the initial value and the digest
+//! length.
 //!
 //! SHA-512's 64-bit rounds run mostly on the integer units and the AES
 //! rounds on the vector units, so the two chains share little but the
@@ -12,7 +15,7 @@
 use core::arch::x86_64::*;
 
 use super::sha::HashKernel;
-use crate::primitives::hash::Sha384;
+use crate::primitives::hash::{Sha384, Sha512};
 
 /// SHA-384/512 round constants (FIPS 180-4 4.2.3).
 pub(crate) static K512: [u64; 80] = [
@@ -795,6 +798,83 @@ impl Sha512Kernel {
     }
 }
 
+/// A SHA-384 kernel `K` run as SHA-512: the compression is the same (the
+/// initial value comes with the HMAC states); only the HMAC outer block,
+/// which carries the whole 64-byte inner digest, and the digest written
+/// differ.
+pub(crate) struct Sha512Of<K>(core::marker::PhantomData<K>);
+
+impl<K: HashKernel<H = Sha384>> HashKernel for Sha512Of<K> {
+    type H = Sha512;
+    type Regs = K::Regs;
+    type Msg = K::Msg;
+    const BLOCK: usize = 128;
+    type Isa = K::Isa;
+    const GROUPS: usize = K::GROUPS;
+    const MTE_TRAIL: usize = K::MTE_TRAIL;
+
+    #[inline(always)]
+    unsafe fn load_state(state: &[u64; 8]) -> K::Regs {
+        // SAFETY: the caller guarantees `K`'s features.
+        unsafe { K::load_state(state) }
+    }
+
+    #[inline(always)]
+    unsafe fn store_state(regs: K::Regs) -> [u64; 8] {
+        // SAFETY: as above.
+        unsafe { K::store_state(regs) }
+    }
+
+    #[inline(always)]
+    unsafe fn load_msg(data: &[u8]) -> K::Msg {
+        // SAFETY: as above.
+        unsafe { K::load_msg(data) }
+    }
+
+    #[inline(always)]
+    unsafe fn rounds<F: FnMut(usize)>(regs: K::Regs, msg: K::Msg, slot: F) -> K::Regs {
+        // SAFETY: as above.
+        unsafe { K::rounds(regs, msg, slot) }
+    }
+
+    #[inline(always)]
+    unsafe fn outer_msg(inner: K::Regs) -> K::Msg {
+        // The 64-byte digest, 0x80, zeros, and the 128-bit bit length of
+        // the key block and the digest; through memory, once per MAC.
+        // SAFETY: as above.
+        let digest = unsafe { K::store_state(inner) };
+        let mut block = [0u8; 128];
+        for (chunk, word) in block[..64].chunks_exact_mut(8).zip(digest) {
+            chunk.copy_from_slice(&word.to_be_bytes());
+        }
+        block[64] = 0x80;
+        block[112..].copy_from_slice(&((128u128 + 64) * 8).to_be_bytes());
+        // SAFETY: as above.
+        unsafe { K::load_msg(&block) }
+    }
+
+    #[inline(always)]
+    unsafe fn write_digest(regs: K::Regs, out: &mut [u8]) {
+        // SAFETY: as above.
+        let state = unsafe { K::store_state(regs) };
+        for (chunk, word) in out[..64].chunks_exact_mut(8).zip(state) {
+            chunk.copy_from_slice(&word.to_be_bytes());
+        }
+    }
+
+    #[inline(always)]
+    unsafe fn msg_from_vecs(v: [__m128i; 4]) -> K::Msg {
+        // SAFETY: as above.
+        unsafe { K::msg_from_vecs(v) }
+    }
+
+    #[inline(always)]
+    unsafe fn compress(regs: K::Regs, data: &[u8]) -> K::Regs {
+        // SAFETY: as above.
+        unsafe { K::compress(regs, data) }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::super::test_rng::SplitMix64;
@@ -912,22 +992,23 @@ mod tests {
         }
     }
 
-    /// HMAC-SHA384 of `msg` under `key` (at most one block), the inner
-    /// hash's blocks and the outer hash through kernel `K`.
+    /// HMAC-SHA384 or HMAC-SHA512 (as `K::H`) of `msg` under `key` (at
+    /// most one block), the inner hash's blocks and the outer hash through
+    /// kernel `K`.
     ///
     /// # Safety
     /// The CPU must have the kernel's features.
-    unsafe fn hmac_sha384_with<K: HashKernel<H = Sha384, Regs = [u64; 8]>>(
-        key: &[u8],
-        msg: &[u8],
-    ) -> [u8; 48] {
+    unsafe fn hmac_with<K: HashKernel<Regs = [u64; 8]>>(key: &[u8], msg: &[u8]) -> Vec<u8>
+    where
+        K::H: HashFunction<State = [u64; 8]>,
+    {
         // A key of at most one block, padded with zeros.
         let mut block = [0u8; 128];
         block[..key.len()].copy_from_slice(key);
         let pad = |x: u8| block.map(|k| k ^ x);
-        let mut inner = Sha384::INITIAL_STATE;
+        let mut inner = K::H::INITIAL_STATE;
         sha2::block_api::compress512(&mut inner, &[pad(0x36)]);
-        let mut outer = Sha384::INITIAL_STATE;
+        let mut outer = K::H::INITIAL_STATE;
         sha2::block_api::compress512(&mut outer, &[pad(0x5c)]);
         // The inner hash over msg, padded (FIPS 180-4 5.1.2).
         let mut padded = msg.to_vec();
@@ -946,7 +1027,7 @@ mod tests {
         let outer = unsafe { K::load_state(&outer) };
         // SAFETY: as above.
         let outer = unsafe { K::rounds(outer, K::outer_msg(regs), |_| {}) };
-        let mut tag = [0u8; 48];
+        let mut tag = vec![0u8; K::H::OUTPUT_LEN];
         // SAFETY: as above.
         unsafe { K::write_digest(outer, &mut tag) };
         tag
@@ -964,6 +1045,43 @@ mod tests {
         }
     }
 
+    #[test]
+    fn sha512_of_gives_hmac_sha512() {
+        if super::super::ShaNi::detect().is_some() {
+            // SAFETY: the scalar kernel compiled for SHA-NI's feature set,
+            // which the CPU has: `ShaNi::detect` succeeded.
+            unsafe { check_hmac_sha512::<Sha512Of<Sha384Scalar<super::super::ShaNi>>>() };
+        } else {
+            eprintln!("SKIPPED: Sha512Of<Sha384Scalar<ShaNi>> (CPU lacks SHA-NI)");
+        }
+        if avx2().is_some() {
+            // SAFETY: the CPU has the kernel's features.
+            unsafe { check_hmac_sha512::<Sha512Of<Sha384Avx2>>() };
+        }
+        if avx512().is_some() {
+            // SAFETY: as above.
+            unsafe { check_hmac_sha512::<Sha512Of<Sha384Avx512>>() };
+        }
+    }
+
+    /// # Safety
+    /// The CPU must have the kernel's features.
+    unsafe fn check_hmac_sha512<K: HashKernel<H = Sha512, Regs = [u64; 8]>>() {
+        let mut rng = SplitMix64(6);
+        for len in (0..300).chain([1000, 4096, 16384]) {
+            let mut key = vec![0u8; (rng.next() % 129) as usize];
+            rng.fill(&mut key);
+            let mut msg = vec![0u8; len];
+            rng.fill(&mut msg);
+            let mut mac = Hmac::<sha2::Sha512>::new_from_slice(&key).expect("any key length");
+            mac.update(&msg);
+            let expected = mac.finalize().into_bytes();
+            // SAFETY: the caller guarantees the kernel's features.
+            let tag = unsafe { hmac_with::<K>(&key, &msg) };
+            assert_eq!(tag[..], expected[..], "message of {len} bytes");
+        }
+    }
+
     /// # Safety
     /// The CPU must have the kernel's features.
     unsafe fn check_hmac<K: HashKernel<H = Sha384, Regs = [u64; 8]>>() {
@@ -977,7 +1095,7 @@ mod tests {
             mac.update(&msg);
             let expected = mac.finalize().into_bytes();
             // SAFETY: the caller guarantees the kernel's features.
-            let tag = unsafe { hmac_sha384_with::<K>(&key, &msg) };
+            let tag = unsafe { hmac_with::<K>(&key, &msg) };
             assert_eq!(tag[..], expected[..], "message of {len} bytes");
         }
     }

@@ -19,7 +19,7 @@ use core::arch::x86_64::*;
 
 use super::sha::HashKernel;
 use super::{block, load};
-use crate::primitives::hash::{Compress, HashFunction, Sha1, Sha256, Sha384};
+use crate::primitives::hash::{Compress, HashFunction, Sha1, Sha256, Sha384, Sha512};
 
 /// SHA-1 with AVX2 (schedule) and BMI1/BMI2 (rounds).
 // Wired into the backends separately.
@@ -490,6 +490,13 @@ impl Compress<Sha256> for Avx2Compress {
 }
 
 impl Compress<Sha384> for Avx2Compress {
+    #[inline]
+    fn compress(&self, state: &mut [u64; 8], blocks: &[[u8; 128]]) {
+        self.sha512.compress(state, blocks);
+    }
+}
+
+impl Compress<Sha512> for Avx2Compress {
     #[inline]
     fn compress(&self, state: &mut [u64; 8], blocks: &[[u8; 128]]) {
         self.sha512.compress(state, blocks);

@@ -23,10 +23,10 @@ use core::arch::x86_64::*;
 use super::aes::{AesNiKey, Schedule, encrypt_run, load_keys};
 use super::sha::{HashKernel, Sha1Ni, Sha256Ni, ShaNiCompress};
 use super::sha_avx2::{Avx2Compress, Sha1Avx2, Sha256Avx2};
-use super::sha512::{Sha384Avx2, Sha384Avx512, Sha384Scalar, Sha512Kernel};
+use super::sha512::{Sha384Avx2, Sha384Avx512, Sha384Scalar, Sha512Kernel, Sha512Of};
 use super::{Avx2, Avx512Bmi, ShaNi, ShaNiAvx, block, block_mut, load, store};
 use crate::backends::{AesKey, DecryptAbsorb, EtmJob, pad};
-use crate::primitives::hash::{Compress, Engine, HashFunction, Sha1, Sha256, Sha384};
+use crate::primitives::hash::{Compress, Engine, HashFunction, Sha1, Sha256, Sha384, Sha512};
 use crate::primitives::hmac::HmacStates;
 
 /// A feature set the kernels below are compiled for, named by the token
@@ -324,6 +324,27 @@ pub(crate) fn seal_encrypt_then_mac_sha384<I: Isa, const P: usize>(
         Sha512Kernel::Avx512(t) => seal_encrypt_then_mac::<Sha384Avx512, P>(aes, t, s, job),
         Sha512Kernel::Avx2(t) => seal_encrypt_then_mac::<Sha384Avx2, P>(aes, t, s, job),
         Sha512Kernel::Crate => seal_encrypt_then_mac::<Sha384Scalar<I>, P>(aes, isa, s, job),
+    }
+}
+
+/// The SHA-512 encrypt-then-MAC seal (ESP's HMAC-SHA-512-256, JWE's
+/// `A256CBC-HS512`): the SHA-384 kernels run as SHA-512 by [`Sha512Of`].
+pub(crate) fn seal_encrypt_then_mac_sha512<I: Isa, const P: usize>(
+    aes: &AesNiKey,
+    isa: I,
+    sha512: Sha512Kernel,
+    states: &HmacStates<Sha512>,
+    job: EtmJob<'_, P>,
+) {
+    let s = states;
+    match sha512 {
+        Sha512Kernel::Avx512(t) => {
+            seal_encrypt_then_mac::<Sha512Of<Sha384Avx512>, P>(aes, t, s, job)
+        }
+        Sha512Kernel::Avx2(t) => seal_encrypt_then_mac::<Sha512Of<Sha384Avx2>, P>(aes, t, s, job),
+        Sha512Kernel::Crate => {
+            seal_encrypt_then_mac::<Sha512Of<Sha384Scalar<I>>, P>(aes, isa, s, job)
+        }
     }
 }
 
