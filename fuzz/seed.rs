@@ -159,7 +159,7 @@ fn main() {
     let dir = root.join("ssh_open");
     fs::create_dir_all(&dir).unwrap();
     let mut count = 0;
-    let ssh_mac_key: [u8; 32] = std::array::from_fn(|i| 0x40 + i as u8);
+    let ssh_mac_key: [u8; 64] = std::array::from_fn(|i| 0x40 + i as u8);
     for (i, suite) in SshSuite::ALL.into_iter().enumerate() {
         let keys = SshKeys {
             enc_key: &enc_key[..suite.cipher().key_len()],

@@ -11,7 +11,7 @@ use cbc_hmac::ssh::{PAYLOAD_OFFSET, SshKeys, SshOpener, SshSealer, SshSuite};
 use common::vectors::for_each_record;
 
 const FILE: &str = "ssh-packets.txt";
-const EXPECTED_RECORDS: usize = 24;
+const EXPECTED_RECORDS: usize = 36;
 
 struct Run {
     suite: SshSuite,

@@ -35,7 +35,7 @@ spec.loader.exec_module(peer)
 
 SEED = 0x55_4253
 CIPHERS = [("aes128-cbc", 16), ("aes256-cbc", 32)]
-MACS = [("hmac-sha1", 20), ("hmac-sha2-256", 32)]
+MACS = [("hmac-sha1", 20), ("hmac-sha2-256", 32), ("hmac-sha2-512", 64)]
 SEQS = [0, 3, 0xFFFFFFFE]
 LENGTHS = [[0, 1, 11], [12, 27, 100], [255, 1000, 2000]]
 

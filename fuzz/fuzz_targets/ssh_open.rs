@@ -17,7 +17,7 @@ use libfuzzer_sys::fuzz_target;
 /// The target's keys (the seeds are sealed with them).
 const IV: [u8; 16] = [0x5a; 16];
 
-fn keys(suite: SshSuite, enc: &[u8; 32], mac: &[u8; 32]) -> (Vec<u8>, Vec<u8>) {
+fn keys(suite: SshSuite, enc: &[u8; 32], mac: &[u8; 64]) -> (Vec<u8>, Vec<u8>) {
     (
         enc[..suite.cipher().key_len()].to_vec(),
         mac[..suite.mac_key_len()].to_vec(),
@@ -34,7 +34,7 @@ fuzz_target!(|data: &[u8]| {
     let flip = u32::from_le_bytes(data[5..9].try_into().unwrap()) as usize;
     let rest = &data[9..];
     let enc_key: [u8; 32] = std::array::from_fn(|i| i as u8);
-    let mac_key: [u8; 32] = std::array::from_fn(|i| 0x40 + i as u8);
+    let mac_key: [u8; 64] = std::array::from_fn(|i| 0x40 + i as u8);
     let (enc, mac) = keys(suite, &enc_key, &mac_key);
     let keys = SshKeys {
         enc_key: &enc,

@@ -16,7 +16,7 @@ const CIPHERS: [(&str, Cipher); 2] = [
 
 /// The MACs: SSH name, its encrypt-then-MAC name, the HMAC underneath.
 /// A new HMAC is one more line here.
-const MACS: [(&str, &str, MacAlgorithm); 2] = [
+const MACS: [(&str, &str, MacAlgorithm); 3] = [
     (
         "hmac-sha1",
         "hmac-sha1-etm@openssh.com",
@@ -26,6 +26,11 @@ const MACS: [(&str, &str, MacAlgorithm); 2] = [
         "hmac-sha2-256",
         "hmac-sha2-256-etm@openssh.com",
         MacAlgorithm::HmacSha256,
+    ),
+    (
+        "hmac-sha2-512",
+        "hmac-sha2-512-etm@openssh.com",
+        MacAlgorithm::HmacSha512,
     ),
 ];
 
@@ -43,7 +48,7 @@ const MACS: [(&str, &str, MacAlgorithm); 2] = [
 /// assert_eq!(suite.mac_name(), "hmac-sha1-etm@openssh.com");
 /// // SSH names are case-sensitive.
 /// assert!(SshSuite::from_names("AES256-CBC", "hmac-sha1").is_none());
-/// assert_eq!(SshSuite::ALL.len(), 8);
+/// assert_eq!(SshSuite::ALL.len(), 12);
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct SshSuite {
