@@ -16,7 +16,7 @@ seconds=${1:-60}
 shift || true
 targets=("$@")
 if [ ${#targets[@]} -eq 0 ]; then
-    targets=(open seal_open_roundtrip esp_open ssh_open suite_lookup)
+    targets=(open seal_open_roundtrip esp_open ssh_open batch_open suite_lookup)
 fi
 
 if ! cargo fuzz --version >/dev/null 2>&1; then

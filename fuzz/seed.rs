@@ -2,7 +2,8 @@
 //! current directory): valid records of every configuration with short,
 //! long and every padding length for `open`, plaintexts of every
 //! configuration for `seal_open_roundtrip`, ESP packets and payloads for
-//! `esp_open`, SSH packet streams and payloads for `ssh_open`, and every suite name, OpenSSL
+//! `esp_open`, SSH packet streams and payloads for `ssh_open`, batches of
+//! sealed, damaged and raw fragments for `batch_open`, and every suite name, OpenSSL
 //! name, combination name and code point for `suite_lookup`.
 //!
 //! `cargo run --manifest-path fuzz/Cargo.toml --example seed -- fuzz/corpus`
@@ -183,6 +184,41 @@ fn main() {
         }
     }
     println!("ssh_open: {count} seeds");
+
+    // batch_open: per configuration selector, batches of sealed records
+    // (short, block-sized, hash-block-sized, 16 KiB), one damaged, one
+    // truncated and one raw fragment (the layout is in the target).
+    let dir = root.join("batch_open");
+    fs::create_dir_all(&dir).unwrap();
+    let mut count = 0;
+    for sel in 0..50u8 {
+        for (n, lens) in [
+            (1u8, &[0u16][..]),
+            (7, &[1, 15, 55, 256, 1000, 0x8000 | 16384]),
+        ] {
+            let mut input = vec![sel];
+            input.extend_from_slice(&(1000u64 + u64::from(sel)).to_le_bytes());
+            input.extend_from_slice(&[23, n - 1, sel]);
+            for (i, &len) in lens.iter().enumerate() {
+                input.push((i as u8) << 1);
+                input.extend_from_slice(&len.to_le_bytes());
+                input.extend_from_slice(&[i as u8, 0x30 + i as u8]);
+                match i {
+                    // A flipped bit, and a cut tail.
+                    2 => input.extend_from_slice(&[1, 40, 0, 0x80]),
+                    3 => input.extend_from_slice(&[1, 16, 0, 0]),
+                    _ => input.push(0),
+                }
+            }
+            if n > 1 {
+                input.extend_from_slice(&[1, 48, 0]);
+                input.extend(0..48u8);
+            }
+            write(&dir, format!("batch-{sel:02}-{n}"), &input);
+            count += 1;
+        }
+    }
+    println!("batch_open: {count} seeds");
 
     // suite_lookup: every name and code point.
     let dir = root.join("suite_lookup");

@@ -12,6 +12,9 @@
 //! - Tampered records (a bit flipped anywhere, a truncated tail, forged
 //!   padding re-encrypted under the right key, with a valid MAC for
 //!   encrypt-then-MAC) are rejected by both.
+//! - Records OpenSSL seals open in a batch (`open_batch` across sixteen
+//!   connections, `Opener::open_many_in_place` on one) to its plaintext,
+//!   and the damaged ones among them are rejected, by us and by OpenSSL.
 //!
 //! - The AEAD form (`TlsAead`, every algorithm, both IV forms): its sealed
 //!   output is OpenSSL's record without the explicit IV, byte for byte,
@@ -986,6 +989,199 @@ mod with_openssl {
         }
         eprintln!("batch-sealed records opened by OpenSSL: {opened} (seed {seed:#x})");
         assert!(opened >= 32 * 32);
+    }
+
+    /// Whether a batch open rejected the record with one of the errors a
+    /// damaged record may get.
+    fn batch_rejected(result: &Option<Result<std::ops::Range<usize>, Error>>) -> bool {
+        matches!(
+            result,
+            Some(Err(Error::BadRecordMac
+                | Error::RecordTooShort { .. }
+                | Error::RecordNotBlockAligned { .. }
+                | Error::RecordTooLong { .. }))
+        )
+    }
+
+    /// Records OpenSSL seals (its stitched cipher where it applies, else
+    /// the composed one) open in a batch, `open_batch` across sixteen
+    /// connections and `Opener::open_many_in_place` on one connection, to
+    /// OpenSSL's plaintext, on every backend and configuration; the damaged
+    /// ones among them (a bit flipped, a truncated tail, forged padding,
+    /// valid re-padding) are rejected by us and by OpenSSL without changing
+    /// the others' results.
+    #[test]
+    fn openssl_sealed_records_open_in_a_batch() {
+        use cbc_hmac::record::{OpenJob, OpenRecord, open_batch};
+        let seed = env_u64("CBC_HMAC_DIFF_SEED").unwrap_or(0x0be4_ba7c);
+        let mut rng = Rng::new(seed);
+        let (mut opened, mut rejected) = (0usize, 0usize);
+        for backend in Backend::available() {
+            for config in configs() {
+                let mac_len = config.combination.mac().output_len();
+                let explicit = config.version != ProtocolVersion::Tls10;
+                let stitched = stitched_applies(config);
+                let sessions: Vec<Session> =
+                    (0..16).map(|_| Session::new(&mut rng, config)).collect();
+                let seq = first_seq(&mut rng, config.version);
+                let ct = content_type(&mut rng);
+                let plains: Vec<Vec<u8>> = (0..16)
+                    .map(|_| {
+                        let n = plaintext_len(&mut rng, mac_len);
+                        rng.bytes(n)
+                    })
+                    .collect();
+                let seal = |rng: &mut Rng, reference: &mut Reference, seq: u64, p: &[u8]| {
+                    let iv = rng.block();
+                    let mut out = Vec::new();
+                    reference
+                        .seal(seq, ct, explicit.then_some(&iv), p, &mut out)
+                        .unwrap_or_else(|e| {
+                            panic!("{}: {} seal: {e}", name(config), reference.label())
+                        });
+                    out
+                };
+                let cbc_end = |record: &[u8]| match config.mac_order {
+                    MacOrder::MacThenEncrypt => record.len(),
+                    MacOrder::EncryptThenMac => record.len() - mac_len,
+                };
+
+                // One connection, 16 consecutive records. TLS 1.0 chains
+                // each record's IV to the one before, so only its last
+                // record is damaged there.
+                let mut reference = sessions[0].references(config, stitched).remove(0);
+                let label = reference.label();
+                let mut fragments: Vec<Vec<u8>> = plains
+                    .iter()
+                    .enumerate()
+                    .map(|(i, p)| seal(&mut rng, &mut reference, seq + i as u64, p))
+                    .collect();
+                let mut forger = Forger::new(&sessions[0], config);
+                let mut damaged = [false; 16];
+                for i in 0..16 {
+                    if (explicit || i == 15) && rng.chance(1, 4) {
+                        // Only TLS 1.0 uses it; its records before this
+                        // one are undamaged.
+                        let chained: [u8; 16] = if explicit || i == 0 {
+                            sessions[0].iv0
+                        } else {
+                            let prev = &fragments[i - 1];
+                            prev[cbc_end(prev) - 16..cbc_end(prev)].try_into().unwrap()
+                        };
+                        let (_, bad) = tampered(
+                            &mut rng,
+                            &mut forger,
+                            seq + i as u64,
+                            ct,
+                            &fragments[i],
+                            &chained,
+                        );
+                        fragments[i] = bad;
+                        damaged[i] = true;
+                    }
+                }
+                // OpenSSL rejects them too (TLS 1.1+: a fresh object opens
+                // any record of the stream).
+                for (i, f) in fragments
+                    .iter()
+                    .enumerate()
+                    .filter(|(i, _)| explicit && damaged[*i])
+                {
+                    let mut o = sessions[0].references(config, false).remove(0);
+                    let mut copy = f.clone();
+                    assert!(
+                        o.open(seq + i as u64, ct, &mut copy).is_err(),
+                        "{}: OpenSSL accepted damaged record {i}",
+                        name(config)
+                    );
+                }
+                let mut opener =
+                    Opener::with_backend(config, sessions[0].ours(config), backend).unwrap();
+                let mut records: Vec<OpenRecord<'_>> = fragments
+                    .iter_mut()
+                    .map(|f| OpenRecord::new(ct, f))
+                    .collect();
+                opener.open_many_in_place(seq, &mut records);
+                for (i, r) in records.iter().enumerate() {
+                    let what = format!(
+                        "{} on {backend}: open_many_in_place record {i} sealed by {label}, \
+                         CBC_HMAC_DIFF_SEED={seed:#x}",
+                        name(config)
+                    );
+                    if damaged[i] {
+                        assert!(
+                            batch_rejected(&r.result()),
+                            "{what}: damaged, got {:?}",
+                            r.result()
+                        );
+                        rejected += 1;
+                    } else {
+                        assert_eq!(r.plaintext(), Some(&plains[i][..]), "{what}");
+                        opened += 1;
+                    }
+                }
+
+                // Sixteen connections, one record each, with fresh OpenSSL
+                // objects (TLS 1.0: each at its session's first IV).
+                let mut fragments: Vec<Vec<u8>> = sessions
+                    .iter()
+                    .zip(&plains)
+                    .map(|(s, p)| {
+                        let mut r = s.references(config, stitched).remove(0);
+                        seal(&mut rng, &mut r, seq, p)
+                    })
+                    .collect();
+                let mut damaged = [false; 16];
+                for (i, s) in sessions.iter().enumerate() {
+                    if rng.chance(1, 4) {
+                        let mut forger = Forger::new(s, config);
+                        let (_, bad) =
+                            tampered(&mut rng, &mut forger, seq, ct, &fragments[i], &s.iv0);
+                        let mut o = s.references(config, false).remove(0);
+                        let mut copy = bad.clone();
+                        assert!(
+                            o.open(seq, ct, &mut copy).is_err(),
+                            "{}: OpenSSL accepted damaged job {i}",
+                            name(config)
+                        );
+                        fragments[i] = bad;
+                        damaged[i] = true;
+                    }
+                }
+                let mut openers: Vec<Opener> = sessions
+                    .iter()
+                    .map(|s| Opener::with_backend(config, s.ours(config), backend).unwrap())
+                    .collect();
+                let mut jobs: Vec<OpenJob<'_>> = openers
+                    .iter_mut()
+                    .zip(fragments.iter_mut())
+                    .map(|(o, f)| OpenJob::new(o, seq, ct, f))
+                    .collect();
+                open_batch(&mut jobs);
+                for (i, j) in jobs.iter().enumerate() {
+                    let what = format!(
+                        "{} on {backend}: open_batch job {i}, CBC_HMAC_DIFF_SEED={seed:#x}",
+                        name(config)
+                    );
+                    if damaged[i] {
+                        assert!(
+                            batch_rejected(&j.result()),
+                            "{what}: damaged, got {:?}",
+                            j.result()
+                        );
+                        rejected += 1;
+                    } else {
+                        assert_eq!(j.plaintext(), Some(&plains[i][..]), "{what}");
+                        opened += 1;
+                    }
+                }
+            }
+        }
+        eprintln!(
+            "OpenSSL-sealed records opened in batches: {opened}, damaged ones rejected: \
+             {rejected} (seed {seed:#x})"
+        );
+        assert!(opened >= 32 * 16 && rejected >= 32);
     }
 
     // ------------------------------------------------------- the AEAD form

@@ -36,6 +36,7 @@ struct ref_job {
         uint64_t user;
         uint32_t hash;
         uint32_t hash_first;
+        uint32_t decrypt;
 };
 
 const char *ref_version(void)
@@ -186,9 +187,9 @@ int ref_hmac_pads(IMB_MGR *m, int hash, const uint8_t *key, size_t key_len,
 }
 
 /*
- * Fills the manager's next job from *d (AES-CBC encryption in place over
- * buf[cipher_offset..][..cipher_len], HMAC over buf[hash_offset..][..hash_len]
- * into tag) and submits it. Returns a completed job or NULL; *err is the
+ * Fills the manager's next job from *d (AES-CBC encryption, or decryption
+ * if d->decrypt, in place over buf[cipher_offset..][..cipher_len], HMAC
+ * over buf[hash_offset..][..hash_len] into tag) and submits it. Returns a completed job or NULL; *err is the
  * library's error number if the submission itself failed.
  */
 IMB_JOB *ref_submit(IMB_MGR *m, const struct ref_job *d, int *err)
@@ -203,7 +204,7 @@ IMB_JOB *ref_submit(IMB_MGR *m, const struct ref_job *d, int *err)
                 return NULL;
         }
         job->cipher_mode = IMB_CIPHER_CBC;
-        job->cipher_direction = IMB_DIR_ENCRYPT;
+        job->cipher_direction = d->decrypt ? IMB_DIR_DECRYPT : IMB_DIR_ENCRYPT;
         job->chain_order = d->hash_first ? IMB_ORDER_HASH_CIPHER
                                          : IMB_ORDER_CIPHER_HASH;
         job->enc_keys = d->enc_keys;

@@ -8,8 +8,8 @@ use std::ptr::NonNull;
 
 use crate::error::{Error, Result};
 
-/// `struct ref_job` of the shim: one AES-CBC-encrypt + HMAC job, in place
-/// over `buf`.
+/// `struct ref_job` of the shim: one AES-CBC (encrypt or decrypt) + HMAC
+/// job, in place over `buf`.
 #[repr(C)]
 pub(crate) struct JobDesc {
     pub(crate) enc_keys: *const u8,
@@ -28,6 +28,7 @@ pub(crate) struct JobDesc {
     pub(crate) user: u64,
     pub(crate) hash: u32,
     pub(crate) hash_first: u32,
+    pub(crate) decrypt: u32,
 }
 
 /// An opaque `IMB_MGR`.

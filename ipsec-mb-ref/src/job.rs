@@ -1,4 +1,5 @@
-//! AES-CBC + HMAC jobs and the batch call that runs them.
+//! AES-CBC + HMAC jobs, encrypting or decrypting, and the batch call that
+//! runs them.
 
 use std::fmt;
 use std::ops::Range;
@@ -12,27 +13,53 @@ use crate::keys::{AesKey, HmacKey};
 const STATUS_COMPLETED: i32 = 3;
 
 /// The order of the two halves of a job (`IMB_CHAIN_ORDER`).
+///
+/// For a [`Direction::Decrypt`] job the names keep their meaning, so the
+/// record shapes swap: [`Order::CipherThenHash`] decrypts and then MACs the
+/// plaintext (opening a TLS MAC-then-encrypt record), and
+/// [`Order::HashThenCipher`] MACs the ciphertext and then decrypts it
+/// (opening an encrypt-then-MAC record or an ESP packet).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Order {
     /// Encrypt, then MAC (`IMB_ORDER_CIPHER_HASH`): the hash region is read
     /// after encryption, so where it covers the cipher region it MACs the
-    /// ciphertext (the ESP and encrypt-then-MAC shape).
+    /// ciphertext (the ESP and encrypt-then-MAC shape). Decrypting: the
+    /// hash region is read after decryption, so it MACs the plaintext.
     CipherThenHash,
     /// MAC, then encrypt (`IMB_ORDER_HASH_CIPHER`): the hash region is read
     /// before encryption. With the tag placed inside the cipher region
     /// ([`CbcHmacJob::with_tag_at`]) the tag is encrypted too: the TLS
     /// MAC-then-encrypt shape, given a buffer laid out as `header(13) ||
-    /// plaintext || tag || padding` by the caller.
+    /// plaintext || tag || padding` by the caller. Decrypting: the hash
+    /// region is read before decryption, so it MACs the ciphertext.
     HashThenCipher,
 }
 
-/// One AES-CBC encryption + HMAC job over `buf`, in place:
-/// `buf[cipher]` is CBC-encrypted under `aes` from `iv`, and `buf[hash]`
-/// is MAC'd under `hmac`, in the order `order` says. The tag (the full
-/// digest: 20, 32 or 48 bytes) goes to [`CbcHmacJob::tag`], or into `buf`
-/// at the offset given to [`CbcHmacJob::with_tag_at`].
+/// Which way the cipher half of a job runs (`IMB_CIPHER_DIRECTION`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Direction {
+    /// `IMB_DIR_ENCRYPT`: sealing.
+    Encrypt,
+    /// `IMB_DIR_DECRYPT`: the cipher half of an open, and no more. The job
+    /// decrypts and computes a tag over the region it is given (a public
+    /// range the caller picks); it checks no padding, compares no MAC, and
+    /// nothing in it runs in constant time with respect to a record's
+    /// padding or plaintext length. The caller compares the tag.
+    Decrypt,
+}
+
+/// One AES-CBC encryption (or decryption: [`CbcHmacJob::new_decrypt`]) +
+/// HMAC job over `buf`, in place: `buf[cipher]` is CBC-encrypted (or
+/// decrypted) under `aes` from `iv`, and `buf[hash]` is MAC'd under
+/// `hmac`, in the order `order` says. The tag (the full digest: 20, 32 or
+/// 48 bytes) goes to [`CbcHmacJob::tag`], or into `buf` at the offset given
+/// to [`CbcHmacJob::with_tag_at`].
 ///
 /// After [`Manager::cbc_hmac_batch`], `result` says how the job ended.
+///
+/// A decrypt job is not a record open: it checks no padding, verifies no
+/// MAC (it only computes one) and is not constant-time with respect to
+/// secret lengths ([`Direction::Decrypt`]).
 pub struct CbcHmacJob<'a> {
     /// The expanded AES key.
     pub aes: &'a AesKey,
@@ -48,6 +75,8 @@ pub struct CbcHmacJob<'a> {
     pub hash: Range<usize>,
     /// Which half runs first.
     pub order: Order,
+    /// Whether the cipher half encrypts or decrypts.
+    pub direction: Direction,
     /// `Some(offset)`: the tag is written to `buf[offset..][..tag_len]`
     /// (outside `hash`; for [`Order::CipherThenHash`] outside `cipher`
     /// too). `None`: to [`CbcHmacJob::tag`].
@@ -76,9 +105,35 @@ impl<'a> CbcHmacJob<'a> {
             cipher,
             hash,
             order,
+            direction: Direction::Encrypt,
             tag_at: None,
             tag: [0; 48],
             result: Err(Error::NotReturned),
+        }
+    }
+
+    /// A decrypt job (`IMB_DIR_DECRYPT`) with its tag going to
+    /// [`CbcHmacJob::tag`]: `buf[cipher]` is CBC-decrypted in place and
+    /// `buf[hash]` MAC'd, before decryption for [`Order::HashThenCipher`]
+    /// (encrypt-then-MAC: the MAC of the ciphertext) or after it for
+    /// [`Order::CipherThenHash`] (TLS MAC-then-encrypt: the MAC of `header
+    /// || plaintext`, once the caller has written the 13-byte MAC header
+    /// just before the ciphertext, for example over the explicit IV it
+    /// copied into `iv`, and chosen the plaintext length, a public value
+    /// here). No padding is checked and no tag compared, and nothing runs
+    /// in constant time: see [`Direction::Decrypt`].
+    pub fn new_decrypt(
+        aes: &'a AesKey,
+        hmac: &'a HmacKey,
+        iv: [u8; 16],
+        buf: &'a mut [u8],
+        cipher: Range<usize>,
+        hash: Range<usize>,
+        order: Order,
+    ) -> Self {
+        CbcHmacJob {
+            direction: Direction::Decrypt,
+            ..CbcHmacJob::new(aes, hmac, iv, buf, cipher, hash, order)
         }
     }
 
@@ -123,6 +178,11 @@ impl<'a> CbcHmacJob<'a> {
                     "tag overlaps the cipher region of a cipher-then-hash job",
                 ));
             }
+            if self.direction == Direction::Decrypt && overlaps(&self.cipher) {
+                return Err(Error::InvalidInput(
+                    "tag overlaps the cipher region of a decrypt job",
+                ));
+            }
         }
         if ![16, 24, 32].contains(&self.aes.key_len()) {
             return Err(Error::InvalidInput("AES keys are 16, 24 or 32 bytes"));
@@ -155,6 +215,7 @@ impl<'a> CbcHmacJob<'a> {
             user: index as u64,
             hash: self.hmac.hash().code(),
             hash_first: u32::from(self.order == Order::HashThenCipher),
+            decrypt: u32::from(self.direction == Direction::Decrypt),
         }
     }
 }
@@ -166,6 +227,7 @@ impl fmt::Debug for CbcHmacJob<'_> {
             .field("cipher", &self.cipher)
             .field("hash", &self.hash)
             .field("order", &self.order)
+            .field("direction", &self.direction)
             .field("tag_at", &self.tag_at)
             .field("result", &self.result)
             .finish_non_exhaustive()

@@ -11,8 +11,10 @@
 //!   (one `IMB_SHA*_ONE_BLOCK` each), for [`Hash::Sha1`], [`Hash::Sha256`]
 //!   and [`Hash::Sha384`].
 //! - [`CbcHmacJob`] and [`Manager::cbc_hmac_batch`]: AES-CBC encryption
-//!   and HMAC jobs, in place, in either order ([`Order`]), submitted
-//!   together and flushed; each job gets its own result.
+//!   (or decryption, [`Direction`]) and HMAC jobs, in place, in either
+//!   order ([`Order`]), submitted together and flushed; each job gets its
+//!   own result. Decrypt jobs check no padding and nothing in constant
+//!   time.
 //!
 //! The library does only what a job names: it encrypts the cipher region
 //! and MACs the hash region. It knows nothing of TLS: no record header, no
@@ -29,7 +31,7 @@ mod keys;
 mod tests;
 
 pub use error::{Error, Result};
-pub use job::{CbcHmacJob, Order};
+pub use job::{CbcHmacJob, Direction, Order};
 pub use keys::{AesKey, Hash, HmacKey};
 
 use std::fmt;
