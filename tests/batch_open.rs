@@ -354,7 +354,7 @@ fn sequence_overflow_is_an_error() {
     let conn = Conn::random(&mut rng, config);
     let mut sealer = conn.sealer();
     let mut bufs: Vec<Vec<u8>> = (0..3)
-        .map(|i| seal(&mut rng, &mut sealer, u64::MAX - 1 + i, 64))
+        .map(|i| seal(&mut rng, &mut sealer, (u64::MAX - 1).wrapping_add(i), 64))
         .collect();
     let mut opener = conn.opener(Backend::detect());
     let mut slots: Vec<OpenRecord<'_>> = bufs.iter_mut().map(|b| OpenRecord::new(23, b)).collect();
