@@ -147,6 +147,22 @@ pub struct Args {
     /// open and, with --compare, the reference opening them.
     #[arg(long, requires = "records")]
     pub open: bool,
+
+    /// Packet formats instead of the other sections: IPsec ESP seal and
+    /// open (every integrity algorithm, AES-128 and AES-256) or JWE
+    /// A128CBC-HS256 / A256CBC-HS512 encrypt and decrypt [payloads
+    /// default: 64, 1408, 16384].
+    #[arg(long, value_name = "FORMAT", conflicts_with = "records")]
+    pub format: Option<Format>,
+}
+
+/// What `--format` measures.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum Format {
+    /// IPsec ESP packets (`cbc_hmac::esp`).
+    Esp,
+    /// JWE AES_CBC_HMAC_SHA2 content encryption (`cbc_hmac::jose`).
+    Jwe,
 }
 
 /// What `--compare` measures against.

@@ -15,6 +15,7 @@
 
 mod args;
 mod driver;
+mod formats;
 mod machine;
 mod markdown;
 mod measure;
@@ -65,6 +66,9 @@ fn main() -> ExitCode {
     if args.compare == Some(args::CompareWith::Openssl) && !reference::AVAILABLE {
         eprintln!("cbc-hmac-bench: error: {}", reference::HOW_TO_ENABLE);
         return ExitCode::from(2);
+    }
+    if let Some(format) = args.format {
+        return formats::run(&args, backend, format);
     }
     if let Some((records, connections)) = multi {
         return run_multi(&args, backend, records, connections);

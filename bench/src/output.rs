@@ -432,7 +432,8 @@ mod tests {
     fn text() {
         let text = report(false);
         let lines: Vec<&str> = text.lines().collect();
-        assert_eq!(lines[0], "Backend: portable");
+        let open = Backend::Portable.open_kernel();
+        assert_eq!(lines[0], format!("Backend: portable (open: {open})"));
         assert_eq!(
             lines[1],
             "Checking cipher-MAC combinations, payload size: 16"
@@ -448,14 +449,17 @@ mod tests {
 
     #[test]
     fn json_lines() {
+        let open = json_string(Backend::Portable.open_kernel());
         assert_eq!(
             report(true),
-            "{\"section\":\"combination\",\"name\":\"AES-128-CBC-SHA1\",\"direction\":\"seal\",\
-             \"payload\":16,\"backend\":\"portable\",\"threads\":1,\"bytes\":16000,\
-             \"seconds\":0.500000,\"gb_per_s\":0.000032,\"ops\":1000}\n\
-             {\"section\":\"mac\",\"name\":\"HMAC-SHA1\",\"direction\":\"mac\",\
-             \"payload\":16,\"backend\":\"portable\",\"threads\":1,\"bytes\":16000,\
-             \"seconds\":0.500000,\"gb_per_s\":0.000032,\"ops\":1000}\n"
+            format!(
+                "{{\"section\":\"combination\",\"name\":\"AES-128-CBC-SHA1\",\"direction\":\"seal\",\
+                 \"payload\":16,\"backend\":\"portable\",\"open_kernel\":{open},\"threads\":1,\
+                 \"bytes\":16000,\"seconds\":0.500000,\"gb_per_s\":0.000032,\"ops\":1000}}\n\
+                 {{\"section\":\"mac\",\"name\":\"HMAC-SHA1\",\"direction\":\"mac\",\
+                 \"payload\":16,\"backend\":\"portable\",\"open_kernel\":{open},\"threads\":1,\
+                 \"bytes\":16000,\"seconds\":0.500000,\"gb_per_s\":0.000032,\"ops\":1000}}\n"
+            )
         );
         assert_eq!(json_string("a\"b\\c\n"), "\"a\\\"b\\\\c\\u000a\"");
         assert_eq!(json_number(f64::NAN), "null");

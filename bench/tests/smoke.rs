@@ -504,3 +504,91 @@ fn multi_record_open_section() {
     // --open needs --records.
     assert!(!bench(&["--open"]).status.success());
 }
+
+#[test]
+fn format_sections_cover_every_algorithm_and_check_results() {
+    let cases: [(&str, Vec<String>); 2] = [
+        (
+            "esp",
+            ["AES-128-CBC", "AES-256-CBC"]
+                .iter()
+                .flat_map(|c| {
+                    [
+                        "HMAC-SHA1-96",
+                        "HMAC-SHA-256-128",
+                        "HMAC-SHA-384-192",
+                        "HMAC-SHA-512-256",
+                    ]
+                    .iter()
+                    .flat_map(move |i| ["seal", "open"].map(|d| format!("ESP {c} {i} {d}")))
+                })
+                .collect(),
+        ),
+        (
+            "jwe",
+            ["A128CBC-HS256", "A256CBC-HS512"]
+                .iter()
+                .flat_map(|a| ["encrypt", "decrypt"].map(|d| format!("JWE {a} {d}")))
+                .collect(),
+        ),
+    ];
+    for (format, labels) in cases {
+        let text = stdout_of(&[
+            "--format",
+            format,
+            "--seconds",
+            "0.02",
+            "--rounds",
+            "2",
+            "--payload",
+            "64,1408",
+        ]);
+        let lines: Vec<&str> = text.lines().collect();
+        assert!(lines[0].starts_with("Backend: "), "{text}");
+        assert!(lines[1].starts_with("CPU: "), "{text}");
+        for label in &labels {
+            for payload in [64, 1408] {
+                let tail = format!("{label} {payload:>6} B ");
+                let line = lines
+                    .iter()
+                    .find(|l| l.trim_start().starts_with(&tail))
+                    .unwrap_or_else(|| panic!("no {tail:?} in\n{text}"));
+                let gb = gb_per_sec(line).unwrap_or_else(|| panic!("no GB/sec in {line:?}"));
+                assert!(gb.is_finite() && gb >= 0.0, "{line:?}");
+                assert!(line.contains(" ns/packet"), "{line:?}");
+            }
+        }
+        assert_eq!(lines.len(), 3 + 2 * labels.len(), "{text}");
+    }
+}
+
+#[test]
+fn format_sections_compare_with_openssl() {
+    if !cfg!(feature = "openssl") {
+        println!("SKIPPED: --format with --compare openssl (built without the `openssl` feature)");
+        return;
+    }
+    for format in ["esp", "jwe"] {
+        let text = stdout_of(&[
+            "--format",
+            format,
+            "--seconds",
+            "0.02",
+            "--rounds",
+            "2",
+            "--payload",
+            "64",
+            "--compare",
+            "openssl",
+        ]);
+        let rows: Vec<&str> = text.lines().skip(3).collect();
+        assert!(!rows.is_empty(), "{text}");
+        for line in rows {
+            let (_, ratio) = line
+                .rsplit_once("| ratio ")
+                .unwrap_or_else(|| panic!("no ratio in {line:?}"));
+            let ratio: f64 = ratio.trim().parse().expect("a ratio");
+            assert!(ratio.is_finite() && ratio > 0.0, "{line:?}");
+        }
+    }
+}
