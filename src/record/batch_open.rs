@@ -155,7 +155,9 @@ impl core::fmt::Debug for OpenJob<'_> {
 ///
 /// let config = RecordConfig::new(Combination::Aes128CbcSha1, ProtocolVersion::Tls12, MacOrder::MacThenEncrypt);
 /// let keys: Vec<([u8; 16], [u8; 20])> = (0..4u8).map(|i| ([i; 16], [i ^ 0x55; 20])).collect();
-/// let key = |(e, m): &([u8; 16], [u8; 20])| RecordKeys { enc_key: &e[..], mac_key: &m[..], iv: None };
+/// fn key((e, m): &([u8; 16], [u8; 20])) -> RecordKeys<'_> {
+///     RecordKeys { enc_key: &e[..], mac_key: &m[..], iv: None }
+/// }
 ///
 /// // One record from each of four connections.
 /// let message = b"one record per connection";
