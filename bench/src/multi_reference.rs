@@ -255,6 +255,28 @@ mod with_ipsec_mb {
         Failure::Check(format!("intel-ipsec-mb: {e}"))
     }
 
+    /// A manager and every connection's keys, expanded once.
+    fn keyed(shape: &Shape) -> Result<(Manager, Vec<AesKey>, Vec<HmacKey>), Failure> {
+        let mut manager = Manager::new().map_err(failure)?;
+        let hash = match shape.combination.mac() {
+            MacAlgorithm::HmacSha1 => Hash::Sha1,
+            MacAlgorithm::HmacSha256 => Hash::Sha256,
+            MacAlgorithm::HmacSha384 => Hash::Sha384,
+            // No TLS combination has it.
+            MacAlgorithm::HmacSha512 => {
+                return Err(Failure::Check("no TLS combination uses HMAC-SHA512".into()));
+            }
+        };
+        let mut aes = Vec::new();
+        let mut hmac = Vec::new();
+        for conn in 0..shape.connections {
+            let (enc, mac) = keys(shape.combination, conn);
+            aes.push(AesKey::new(&mut manager, &enc).map_err(failure)?);
+            hmac.push(HmacKey::new(&mut manager, hash, &mac).map_err(failure)?);
+        }
+        Ok((manager, aes, hmac))
+    }
+
     /// The 13-byte TLS MAC header, which intel-ipsec-mb hashes as data.
     fn header(seq: u64, len: usize) -> [u8; 13] {
         let mut h = [0u8; 13];
@@ -281,23 +303,7 @@ mod with_ipsec_mb {
 
     impl Jobs {
         pub fn new(shape: Shape) -> Result<Self, Failure> {
-            let mut manager = Manager::new().map_err(failure)?;
-            let hash = match shape.combination.mac() {
-                MacAlgorithm::HmacSha1 => Hash::Sha1,
-                MacAlgorithm::HmacSha256 => Hash::Sha256,
-                MacAlgorithm::HmacSha384 => Hash::Sha384,
-                // No TLS combination has it.
-                MacAlgorithm::HmacSha512 => {
-                    return Err(Failure::Check("no TLS combination uses HMAC-SHA512".into()));
-                }
-            };
-            let mut aes = Vec::new();
-            let mut hmac = Vec::new();
-            for conn in 0..shape.connections {
-                let (enc, mac) = keys(shape.combination, conn);
-                aes.push(AesKey::new(&mut manager, &enc).map_err(failure)?);
-                hmac.push(HmacKey::new(&mut manager, hash, &mac).map_err(failure)?);
-            }
+            let (manager, aes, hmac) = keyed(&shape)?;
             let tag_len = shape.combination.mac().output_len();
             let body = (shape.payload + tag_len + 1).next_multiple_of(16);
             let mut jobs = Jobs {
@@ -412,22 +418,7 @@ mod with_ipsec_mb {
 
     impl DecryptJobs {
         pub fn new(shape: Shape) -> Result<Self, Failure> {
-            let mut manager = Manager::new().map_err(failure)?;
-            let hash = match shape.combination.mac() {
-                MacAlgorithm::HmacSha1 => Hash::Sha1,
-                MacAlgorithm::HmacSha256 => Hash::Sha256,
-                MacAlgorithm::HmacSha384 => Hash::Sha384,
-                MacAlgorithm::HmacSha512 => {
-                    return Err(Failure::Check("no TLS combination uses HMAC-SHA512".into()));
-                }
-            };
-            let mut aes = Vec::new();
-            let mut hmac = Vec::new();
-            for conn in 0..shape.connections {
-                let (enc, mac) = keys(shape.combination, conn);
-                aes.push(AesKey::new(&mut manager, &enc).map_err(failure)?);
-                hmac.push(HmacKey::new(&mut manager, hash, &mac).map_err(failure)?);
-            }
+            let (manager, aes, hmac) = keyed(&shape)?;
             let sealed = crate::multi_open::Sealed::new(&shape)?;
             let pristine: Vec<Vec<u8>> = sealed
                 .fragments
