@@ -1,6 +1,7 @@
 //! HMAC-SHA1 / HMAC-SHA256 / HMAC-SHA384 / HMAC-SHA512 known-answer tests (NIST CAVP
-//! `HMAC.rsp`, RFC 2202, RFC 4231), a randomized cross-check against the
-//! RustCrypto `hmac` crate, and a check that the vector parser is strict.
+//! `HMAC.rsp`, RFC 2202, RFC 4231, RFC 4868's IPsec authenticators), a
+//! randomized cross-check against the RustCrypto `hmac` crate, and a check
+//! that the vector parser is strict.
 //! Everything runs on every available backend.
 
 mod common;
@@ -8,6 +9,7 @@ mod common;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::path::{Path, PathBuf};
 
+use cbc_hmac::esp::EspIntegrity;
 use cbc_hmac::{Backend, Error, HmacKey, MacAlgorithm};
 use common::rng::Rng;
 use common::vectors::{Record, for_each_record, for_each_record_in_path};
@@ -311,6 +313,63 @@ fn rfc4231_hmac_sha384() {
 #[test]
 fn rfc4231_hmac_sha512() {
     check_rfc_file("rfc4231-hmac-sha512.txt", MacAlgorithm::HmacSha512);
+}
+
+/// RFC 4868 section 2.7.2: the IPsec authenticators. Each case gives the full
+/// PRF output, checked like every other record, and the truncated ICV that
+/// ESP sends, which must verify as a truncated tag of exactly the length
+/// `EspIntegrity` uses, and fail with any bit flipped.
+#[test]
+fn rfc4868_ipsec_authenticators() {
+    let backends = backends();
+    let mut names = Vec::new();
+    let records = for_each_record("rfc4868-hmac-sha2-auth.txt", |r| {
+        let at = r.location();
+        let name = r.take_str("TestCase");
+        let (algorithm, integrity) = match r.take_str("Hash").as_str() {
+            "SHA256" => (MacAlgorithm::HmacSha256, EspIntegrity::HmacSha256_128),
+            "SHA384" => (MacAlgorithm::HmacSha384, EspIntegrity::HmacSha384_192),
+            "SHA512" => (MacAlgorithm::HmacSha512, EspIntegrity::HmacSha512_256),
+            other => panic!("{at}: unknown Hash {other}"),
+        };
+        let key = r.take_hex("Key");
+        let data = r.take_hex("Data");
+        let prf = r.take_hex("Prf");
+        let icv = r.take_hex("Icv");
+        assert_eq!(key.len(), algorithm.output_len(), "{at}: key length");
+        assert_eq!(prf.len(), algorithm.output_len(), "{at}: Prf length");
+        assert_eq!(icv.len(), integrity.icv_len(), "{at}: {name} ICV length");
+        assert_eq!(
+            icv[..],
+            prf[..icv.len()],
+            "{at}: the ICV is the PRF's prefix"
+        );
+        let variant = names.len();
+        for &backend in &backends {
+            check_mac(algorithm, backend, &key, &data, &prf, variant, &at);
+            let k = HmacKey::with_backend(algorithm, &key, backend).unwrap();
+            assert_eq!(
+                k.verify_truncated(&data, &icv),
+                Ok(()),
+                "{at}: {name} on {backend}"
+            );
+            for bit in [0, variant * 5 + 1, icv.len() * 8 - 1] {
+                let mut bad = icv.clone();
+                bad[bit / 8] ^= 1 << (bit % 8);
+                assert_eq!(
+                    k.verify_truncated(&data, &bad),
+                    Err(Error::BadMac),
+                    "{at}: {name} on {backend}, bit {bit} flipped"
+                );
+            }
+        }
+        names.push(name);
+    });
+    eprintln!(
+        "rfc4868-hmac-sha2-auth.txt: checked {records} authenticators {names:?} on {} backend(s)",
+        backends.len()
+    );
+    assert_eq!(records, 12, "test case count (vectors/README.md)");
 }
 
 fn reference(algorithm: MacAlgorithm, key: &[u8], msg: &[u8]) -> Vec<u8> {
