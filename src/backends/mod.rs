@@ -438,15 +438,18 @@ pub(crate) fn seal_mac_then_encrypt(
 }
 
 /// One encrypt-then-MAC job, the shape a format's seal takes (TLS's
-/// record, ESP's packet): CBC-encrypt
+/// record, SSH's and ESP's packets, JWE's message): CBC-encrypt
 /// `authenticated[body_start..]` (whole blocks, padded by the caller) from
-/// `iv`, then write `HMAC(prefix || authenticated || suffix)` (the full
-/// output) to `tag`. `prefix` is TLS's 13-byte MAC header (`P = 13`) or
-/// nothing; `suffix` (at most 8 bytes: the padded tail then still fits
-/// two hash blocks) is ESP's high sequence half, or nothing. On return
-/// `iv` holds the last ciphertext block.
-pub(crate) struct EtmJob<'a, const P: usize> {
-    pub(crate) prefix: &'a [u8; P],
+/// `iv`, then write `HMAC(head || prefix || authenticated || suffix)` (the
+/// full output) to `tag`. `head` is a whole number of hash blocks (JWE's
+/// AAD, as far as it fills blocks) or nothing; `prefix` is any short
+/// header (TLS's 13 bytes, SSH's sequence number, JWE's AAD tail and IV)
+/// or nothing; `suffix` (at most 8 bytes: the padded tail then still fits
+/// two hash blocks) is ESP's high sequence half or JWE's AAD bit length,
+/// or nothing. On return `iv` holds the last ciphertext block.
+pub(crate) struct EtmJob<'a> {
+    pub(crate) head: &'a [u8],
+    pub(crate) prefix: &'a [u8],
     pub(crate) iv: &'a mut [u8; 16],
     pub(crate) authenticated: &'a mut [u8],
     pub(crate) body_start: usize,
@@ -474,6 +477,7 @@ pub(crate) fn seal_encrypt_then_mac(
     pad(&mut fragment[iv_len..end], plaintext_len);
     let (authenticated, tag) = fragment.split_at_mut(end);
     let job = EtmJob {
+        head: &[],
         prefix: header,
         iv,
         authenticated,
@@ -488,12 +492,9 @@ pub(crate) fn seal_encrypt_then_mac(
 /// AES-NI one and the MAC runs on one of our compressors, and as the
 /// composition of the two otherwise.
 #[inline]
-pub(crate) fn encrypt_then_mac<const P: usize>(
-    aes: &AesKey,
-    mac: &crate::HmacKey,
-    job: EtmJob<'_, P>,
-) {
+pub(crate) fn encrypt_then_mac(aes: &AesKey, mac: &crate::HmacKey, job: EtmJob<'_>) {
     debug_assert!(job.suffix.len() <= 8 && job.tag.len() >= mac.output_len());
+    debug_assert!(job.head.len().is_multiple_of(mac.algorithm().block_len()));
     #[cfg(target_arch = "x86_64")]
     if let Some(k) = aes.aes_ni() {
         use crate::primitives::hmac::AnyStates;
@@ -504,24 +505,24 @@ pub(crate) fn encrypt_then_mac<const P: usize>(
         match (mac.compressor(), mac.states()) {
             (Compressor::ShaNi(c), AnyStates::Sha1(s)) => {
                 return match c.avx {
-                    Some(t) => stitched::<Sha1Ni<x86_64::ShaNiAvx>, P>(k, t, s, job),
-                    None => stitched::<Sha1Ni, P>(k, c.sha, s, job),
+                    Some(t) => stitched::<Sha1Ni<x86_64::ShaNiAvx>>(k, t, s, job),
+                    None => stitched::<Sha1Ni>(k, c.sha, s, job),
                 };
             }
             (Compressor::ShaNi(c), AnyStates::Sha256(s)) => {
                 return match c.avx {
-                    Some(t) => stitched::<Sha256Ni<x86_64::ShaNiAvx>, P>(k, t, s, job),
-                    None => stitched::<Sha256Ni, P>(k, c.sha, s, job),
+                    Some(t) => stitched::<Sha256Ni<x86_64::ShaNiAvx>>(k, t, s, job),
+                    None => stitched::<Sha256Ni>(k, c.sha, s, job),
                 };
             }
             (Compressor::ShaNi(c), AnyStates::Sha384(s)) => {
                 return stitch::seal_encrypt_then_mac_sha384(k, c.sha, c.sha512, s, job);
             }
             (Compressor::Avx2(c), AnyStates::Sha1(s)) => {
-                return stitched::<Sha1Avx2, P>(k, c.avx2, s, job);
+                return stitched::<Sha1Avx2>(k, c.avx2, s, job);
             }
             (Compressor::Avx2(c), AnyStates::Sha256(s)) => {
-                return stitched::<Sha256Avx2, P>(k, c.avx2, s, job);
+                return stitched::<Sha256Avx2>(k, c.avx2, s, job);
             }
             (Compressor::Avx2(c), AnyStates::Sha384(s)) => {
                 return stitch::seal_encrypt_then_mac_sha384(k, c.avx2, c.sha512, s, job);
@@ -536,6 +537,7 @@ pub(crate) fn encrypt_then_mac<const P: usize>(
         }
     }
     let EtmJob {
+        head,
         prefix,
         iv,
         authenticated,
@@ -545,5 +547,5 @@ pub(crate) fn encrypt_then_mac<const P: usize>(
     } = job;
     let (blocks, _) = authenticated[body_start..].as_chunks_mut::<16>();
     aes.encrypt_cbc(iv, blocks);
-    mac.mac_parts_into(&[prefix, authenticated, suffix], tag);
+    mac.mac_parts_into(&[head, prefix, authenticated, suffix], tag);
 }

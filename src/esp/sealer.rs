@@ -172,6 +172,7 @@ impl EspSealer {
         let (suffix, suffix_len) = self.config.seq_suffix(seq).unwrap_or(([0; 4], 0));
         let mut tag = [0u8; MAX_TAG_LEN];
         let job = EtmJob {
+            head: &[],
             prefix: &[],
             iv: &mut iv,
             authenticated: &mut buf[..end],

@@ -3,7 +3,7 @@
 use core::fmt;
 
 use super::ContentEncryption;
-use crate::backends::Backend;
+use crate::backends::{self, Backend, EtmJob};
 use crate::error::Error;
 use crate::primitives::aes_cbc::check_iv;
 use crate::primitives::explicit_iv::IvGenerator;
@@ -135,11 +135,28 @@ impl CbcHmacAead {
     ) -> usize {
         let n = Self::ciphertext_len(plaintext_len);
         let ciphertext = &mut buf[..n];
-        self.aes.encrypt_padded_with(*iv, ciphertext, plaintext_len);
-        let mut full = [0u8; crate::primitives::hmac::MAX_TAG_LEN];
+        crate::primitives::aes_cbc::pad_pkcs7(ciphertext, plaintext_len);
+        // HMAC(A || IV || E || AL) on the stitched kernels: A's whole hash
+        // blocks are hashed in place, its tail and the IV (under one block
+        // and 16 bytes) are copied beside each other.
+        let block = self.mac.algorithm().block_len();
+        let (head, rest) = aad.split_at(aad.len() - aad.len() % block);
+        let mut prefix = [0u8; 128 + 16];
+        prefix[..rest.len()].copy_from_slice(rest);
+        prefix[rest.len()..rest.len() + 16].copy_from_slice(iv);
         let al = (aad.len() as u64).wrapping_mul(8).to_be_bytes();
-        self.mac
-            .mac_parts_into(&[aad, iv, ciphertext, &al], &mut full);
+        let mut chain = *iv;
+        let mut full = [0u8; crate::primitives::hmac::MAX_TAG_LEN];
+        let job = EtmJob {
+            head,
+            prefix: &prefix[..rest.len() + 16],
+            iv: &mut chain,
+            authenticated: ciphertext,
+            body_start: 0,
+            suffix: &al,
+            tag: &mut full,
+        };
+        backends::encrypt_then_mac(self.aes.raw(), &self.mac, job);
         let t = self.algorithm.tag_len();
         tag[..t].copy_from_slice(&full[..t]);
         n

@@ -82,6 +82,13 @@ impl AesCbcKey {
     }
 }
 
+/// Fills `buf[len..]` (`buf` whole blocks, `len` checked) with PKCS#7
+/// padding.
+pub(crate) fn pad_pkcs7(buf: &mut [u8], len: usize) {
+    let value = (buf.len() - len) as u8;
+    buf[len..].fill(value);
+}
+
 impl AesCbcKey {
     /// The length of `len` bytes after PKCS#7 padding: the next multiple of
     /// 16 above `len` (a whole block of padding when `len` is aligned).
@@ -122,8 +129,7 @@ impl AesCbcKey {
 
     /// Pads `buf[len..]` (whole blocks; lengths checked) and encrypts.
     pub(crate) fn encrypt_padded_with(&self, mut iv: [u8; 16], buf: &mut [u8], len: usize) {
-        let value = (buf.len() - len) as u8;
-        buf[len..].fill(value);
+        pad_pkcs7(buf, len);
         let (blocks, _) = buf.as_chunks_mut::<16>();
         self.key.encrypt_cbc(&mut iv, blocks);
     }

@@ -166,6 +166,7 @@ impl SshSealer {
             // ciphertext), the length left in clear.
             let mut full = [0u8; MAX_TAG_LEN];
             let job = EtmJob {
+                head: &[],
                 prefix: &seq,
                 iv: &mut k.chain,
                 authenticated: packet,

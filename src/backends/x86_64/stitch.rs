@@ -52,10 +52,10 @@ pub(crate) trait Isa: Copy {
     /// # Safety
     /// As [`Isa::mte`].
     #[allow(clippy::too_many_arguments)]
-    unsafe fn etm<K: HashKernel, const N: usize, const P: usize>(
+    unsafe fn etm<K: HashKernel, const N: usize>(
         keys: &Schedule<N>,
         states: &HmacStates<K::H>,
-        job: EtmJob<'_, P>,
+        job: EtmJob<'_>,
     );
 
     /// # Safety
@@ -101,13 +101,13 @@ macro_rules! isa {
             }
 
             #[target_feature(enable = $features)]
-            unsafe fn etm<K: HashKernel, const N: usize, const P: usize>(
+            unsafe fn etm<K: HashKernel, const N: usize>(
                 keys: &Schedule<N>,
                 states: &HmacStates<K::H>,
-                job: EtmJob<'_, P>,
+                job: EtmJob<'_>,
             ) {
                 // SAFETY: as in `mte`.
-                unsafe { etm::<K, N, P>(keys, states, job) }
+                unsafe { etm::<K, N>(keys, states, job) }
             }
 
             #[target_feature(enable = $features)]
@@ -234,21 +234,23 @@ impl<'a, const N: usize> Run<'a, N> {
     }
 }
 
-/// The first hash block of a record, `header || data[..BLOCK - P]`, in the
-/// first `K::BLOCK` bytes of the result (`P` is 13 for TLS's MAC header).
+/// The first hash block of a record, `header || data[..BLOCK - p]` for a
+/// header of `p < BLOCK` bytes, in the first `K::BLOCK` bytes of the
+/// result.
 #[inline(always)]
-fn first_block<K: HashKernel, const P: usize>(header: &[u8; P], data: &[u8]) -> [u8; 128] {
+fn first_block<K: HashKernel>(header: &[u8], data: &[u8]) -> [u8; 128] {
+    let p = header.len();
     let mut b = [0u8; 128];
-    b[..P].copy_from_slice(header);
-    b[P..K::BLOCK].copy_from_slice(&data[..K::BLOCK - P]);
+    b[..p].copy_from_slice(header);
+    b[p..K::BLOCK].copy_from_slice(&data[..K::BLOCK - p]);
     b
 }
 
-/// Hash block `i >= 1` of `header || data` for a `P`-byte header:
-/// `data[BLOCK i - P..][..BLOCK]`.
+/// Hash block `i >= 1` of `header || data` for a `p`-byte header:
+/// `data[BLOCK i - p..][..BLOCK]`.
 #[inline(always)]
-fn later_block<K: HashKernel, const P: usize>(data: &[u8], i: usize) -> &[u8] {
-    &data[K::BLOCK * i - P..K::BLOCK * (i + 1) - P]
+fn later_block<K: HashKernel>(data: &[u8], i: usize, p: usize) -> &[u8] {
+    &data[K::BLOCK * i - p..K::BLOCK * (i + 1) - p]
 }
 
 /// MAC-then-encrypt seal (see `backends::seal_mac_then_encrypt`);
@@ -274,18 +276,18 @@ pub(crate) fn seal_mac_then_encrypt<K: HashKernel>(
 
 /// Encrypt-then-MAC seal of one job (see `backends::EtmJob`); `_isa`
 /// proves the features of `K`'s feature set.
-pub(crate) fn seal_encrypt_then_mac<K: HashKernel, const P: usize>(
+pub(crate) fn seal_encrypt_then_mac<K: HashKernel>(
     aes: &AesNiKey,
     _isa: K::Isa,
     states: &HmacStates<K::H>,
-    job: EtmJob<'_, P>,
+    job: EtmJob<'_>,
 ) {
     match aes {
         // SAFETY: the AES-NI token in the key and `_isa` prove the CPU has
         // every feature the kernel enables.
-        AesNiKey::Aes128(s, _) => unsafe { K::Isa::etm::<K, 11, P>(&s.enc, states, job) },
+        AesNiKey::Aes128(s, _) => unsafe { K::Isa::etm::<K, 11>(&s.enc, states, job) },
         // SAFETY: as above.
-        AesNiKey::Aes256(s, _) => unsafe { K::Isa::etm::<K, 15, P>(&s.enc, states, job) },
+        AesNiKey::Aes256(s, _) => unsafe { K::Isa::etm::<K, 15>(&s.enc, states, job) },
     }
 }
 
@@ -312,39 +314,35 @@ pub(crate) fn seal_mac_then_encrypt_sha384<I: Isa>(
 
 /// The SHA-384 encrypt-then-MAC seal, as
 /// [`seal_mac_then_encrypt_sha384`].
-pub(crate) fn seal_encrypt_then_mac_sha384<I: Isa, const P: usize>(
+pub(crate) fn seal_encrypt_then_mac_sha384<I: Isa>(
     aes: &AesNiKey,
     isa: I,
     sha512: Sha512Kernel,
     states: &HmacStates<Sha384>,
-    job: EtmJob<'_, P>,
+    job: EtmJob<'_>,
 ) {
     let s = states;
     match sha512 {
-        Sha512Kernel::Avx512(t) => seal_encrypt_then_mac::<Sha384Avx512, P>(aes, t, s, job),
-        Sha512Kernel::Avx2(t) => seal_encrypt_then_mac::<Sha384Avx2, P>(aes, t, s, job),
-        Sha512Kernel::Crate => seal_encrypt_then_mac::<Sha384Scalar<I>, P>(aes, isa, s, job),
+        Sha512Kernel::Avx512(t) => seal_encrypt_then_mac::<Sha384Avx512>(aes, t, s, job),
+        Sha512Kernel::Avx2(t) => seal_encrypt_then_mac::<Sha384Avx2>(aes, t, s, job),
+        Sha512Kernel::Crate => seal_encrypt_then_mac::<Sha384Scalar<I>>(aes, isa, s, job),
     }
 }
 
 /// The SHA-512 encrypt-then-MAC seal (ESP's HMAC-SHA-512-256, JWE's
 /// `A256CBC-HS512`): the SHA-384 kernels run as SHA-512 by [`Sha512Of`].
-pub(crate) fn seal_encrypt_then_mac_sha512<I: Isa, const P: usize>(
+pub(crate) fn seal_encrypt_then_mac_sha512<I: Isa>(
     aes: &AesNiKey,
     isa: I,
     sha512: Sha512Kernel,
     states: &HmacStates<Sha512>,
-    job: EtmJob<'_, P>,
+    job: EtmJob<'_>,
 ) {
     let s = states;
     match sha512 {
-        Sha512Kernel::Avx512(t) => {
-            seal_encrypt_then_mac::<Sha512Of<Sha384Avx512>, P>(aes, t, s, job)
-        }
-        Sha512Kernel::Avx2(t) => seal_encrypt_then_mac::<Sha512Of<Sha384Avx2>, P>(aes, t, s, job),
-        Sha512Kernel::Crate => {
-            seal_encrypt_then_mac::<Sha512Of<Sha384Scalar<I>>, P>(aes, isa, s, job)
-        }
+        Sha512Kernel::Avx512(t) => seal_encrypt_then_mac::<Sha512Of<Sha384Avx512>>(aes, t, s, job),
+        Sha512Kernel::Avx2(t) => seal_encrypt_then_mac::<Sha512Of<Sha384Avx2>>(aes, t, s, job),
+        Sha512Kernel::Crate => seal_encrypt_then_mac::<Sha512Of<Sha384Scalar<I>>>(aes, isa, s, job),
     }
 }
 
@@ -493,7 +491,7 @@ unsafe fn mte<K: HashKernel, const N: usize>(
                 assert!(K::MTE_TRAIL >= 1);
                 assert!(K::MTE_TRAIL < K::BLOCK / 16 || K::MTE_TRAIL.is_multiple_of(K::BLOCK / 16));
             }
-            regs = K::compress(regs, &first_block::<K, 13>(header, body));
+            regs = K::compress(regs, &first_block::<K>(header, body));
             done = per.saturating_sub(K::MTE_TRAIL);
             if done > 0 {
                 chain = encrypt_run(&k, chain, body, 0, done);
@@ -501,7 +499,7 @@ unsafe fn mte<K: HashKernel, const N: usize>(
             for i in 1..full {
                 // Block i's message is in registers before the step's stores
                 // overwrite its first 13 bytes.
-                let msg = K::load_msg(later_block::<K, 13>(body, i));
+                let msg = K::load_msg(later_block::<K>(body, i, 13));
                 if per * i >= K::MTE_TRAIL {
                     let mut run = Run::new(&k, &mut body[16 * done..16 * done + bl], chain);
                     regs = K::rounds(regs, msg, |g| run.slot(g, K::GROUPS));
@@ -555,12 +553,13 @@ unsafe fn mte<K: HashKernel, const N: usize>(
 /// # Safety
 /// As [`mte`].
 #[inline(always)]
-unsafe fn etm<K: HashKernel, const N: usize, const P: usize>(
+unsafe fn etm<K: HashKernel, const N: usize>(
     keys: &Schedule<N>,
     states: &HmacStates<K::H>,
-    job: EtmJob<'_, P>,
+    job: EtmJob<'_>,
 ) {
     let EtmJob {
+        head,
         prefix,
         iv,
         authenticated: fragment,
@@ -575,14 +574,27 @@ unsafe fn etm<K: HashKernel, const N: usize, const P: usize>(
         let per = bl / 16;
         let end = fragment.len();
         let blocks = (end - body_start) / 16;
+        let mut regs = K::load_state(&states.inner);
+        // The head and the prefix's whole blocks go first; what is left of
+        // the prefix (under one block) leads the fragment's hash blocks.
+        debug_assert!(head.len().is_multiple_of(bl));
+        let whole = prefix.len() - prefix.len() % bl;
+        for b in head
+            .chunks_exact(bl)
+            .chain(prefix[..whole].chunks_exact(bl))
+        {
+            regs = K::compress(regs, b);
+        }
+        let absorbed = head.len() + whole;
+        let prefix = &prefix[whole..];
+        let p = prefix.len();
         // Full hash blocks of `prefix || fragment` (the suffix goes into
         // the tail).
-        let full = (P + end) / bl;
-        let mut regs = K::load_state(&states.inner);
+        let full = (p + end) / bl;
         let mut chain = load(iv);
         // Step s encrypts blocks per s ..= per s + per - 1 with hash block
         // s - ETM_LAG (whose bytes were all written by earlier steps: it
-        // ends at bl (s - ETM_LAG + 1) - P <= body_start + bl s) spread
+        // ends at bl (s - ETM_LAG + 1) - p <= body_start + bl s) spread
         // among them.
         let steps = blocks / per;
         let mut hashed = 0;
@@ -592,9 +604,9 @@ unsafe fn etm<K: HashKernel, const N: usize, const P: usize>(
                 let h = s - ETM_LAG;
                 let msg = {
                     if h == 0 {
-                        K::load_msg(&first_block::<K, P>(prefix, fragment))
+                        K::load_msg(&first_block::<K>(prefix, fragment))
                     } else {
-                        K::load_msg(later_block::<K, P>(fragment, h))
+                        K::load_msg(later_block::<K>(fragment, h, p))
                     }
                 };
                 let mut run = Run::new(&k, &mut fragment[at..at + bl], chain);
@@ -615,17 +627,17 @@ unsafe fn etm<K: HashKernel, const N: usize, const P: usize>(
         store(iv, chain);
         while hashed < full {
             regs = if hashed == 0 {
-                K::compress(regs, &first_block::<K, P>(prefix, fragment))
+                K::compress(regs, &first_block::<K>(prefix, fragment))
             } else {
-                K::compress(regs, later_block::<K, P>(fragment, hashed))
+                K::compress(regs, later_block::<K>(fragment, hashed, p))
             };
             hashed += 1;
         }
-        let total = (bl + P + end + suffix.len()) as u64;
+        let total = (bl + absorbed + p + end + suffix.len()) as u64;
         let tail = if full == 0 {
             Tail::new::<K>(&[prefix, fragment, suffix], total)
         } else {
-            Tail::new::<K>(&[&fragment[bl * full - P..], suffix], total)
+            Tail::new::<K>(&[&fragment[bl * full - p..], suffix], total)
         };
         finish::<K>(states, regs, &tail, tag);
     }
@@ -821,9 +833,9 @@ unsafe fn fused_loop<K: HashKernel, const N: usize, const CHUNK: usize>(
             let ready = CHUNK * (i + 1);
             while hashed < full && K::BLOCK * (hashed + 1) - 13 + OPEN_LAG <= ready {
                 regs = if hashed == 0 {
-                    K::compress(regs, &first_block::<K, 13>(header, region))
+                    K::compress(regs, &first_block::<K>(header, region))
                 } else {
-                    K::compress(regs, later_block::<K, 13>(region, hashed))
+                    K::compress(regs, later_block::<K>(region, hashed, 13))
                 };
                 hashed += 1;
             }
@@ -831,9 +843,9 @@ unsafe fn fused_loop<K: HashKernel, const N: usize, const CHUNK: usize>(
         super::aes::decrypt_run(k, prev, &mut region[CHUNK * chunks..]);
         while hashed < full {
             regs = if hashed == 0 {
-                K::compress(regs, &first_block::<K, 13>(header, region))
+                K::compress(regs, &first_block::<K>(header, region))
             } else {
-                K::compress(regs, later_block::<K, 13>(region, hashed))
+                K::compress(regs, later_block::<K>(region, hashed, 13))
             };
             hashed += 1;
         }
