@@ -13,105 +13,17 @@
 //! found or started (Debian: `apt-get install openssh-server`; run as
 //! root).
 
+mod common;
+
 use std::io::{self, Read, Write};
-use std::net::{TcpListener, TcpStream};
-use std::path::PathBuf;
-use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
+use std::net::TcpStream;
+use std::time::Duration;
 
 use cbc_hmac::ssh::{SshKeys, SshOpener, SshSealer, SshSuite};
+use common::sshd::{sshd_path, start_sshd};
 use sha2::{Digest, Sha256};
 
 const CLIENT_VERSION: &str = "SSH-2.0-cbchmac_test";
-
-/// A running sshd, killed on drop.
-struct Sshd {
-    child: Child,
-    dir: PathBuf,
-}
-
-impl Drop for Sshd {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-        let _ = std::fs::remove_dir_all(&self.dir);
-    }
-}
-
-fn sshd_path() -> Option<PathBuf> {
-    ["/usr/sbin/sshd", "/usr/local/sbin/sshd", "/sbin/sshd"]
-        .iter()
-        .map(PathBuf::from)
-        .find(|p| p.exists())
-}
-
-fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0")
-        .and_then(|l| l.local_addr())
-        .map(|a| a.port())
-        .expect("a free port")
-}
-
-/// Starts sshd for one suite; `Err` says why not.
-fn start_sshd(sshd: &PathBuf, suite: SshSuite, tag: usize) -> Result<(Sshd, u16), String> {
-    let dir = std::env::temp_dir().join(format!("cbc-hmac-sshd-{}-{tag}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).map_err(|e| format!("temp dir: {e}"))?;
-    // sshd's privilege separation directory.
-    let _ = std::fs::create_dir_all("/run/sshd");
-    let key = dir.join("host_ed25519");
-    let out = Command::new("ssh-keygen")
-        .args(["-q", "-t", "ed25519", "-N", "", "-f"])
-        .arg(&key)
-        .output()
-        .map_err(|e| format!("ssh-keygen not runnable ({e})"))?;
-    if !out.status.success() {
-        return Err(format!(
-            "ssh-keygen failed: {}",
-            String::from_utf8_lossy(&out.stderr)
-        ));
-    }
-    let port = free_port();
-    let log = std::fs::File::create(dir.join("sshd.log")).map_err(|e| e.to_string())?;
-    let child = Command::new(sshd)
-        .args(["-D", "-e", "-f", "/dev/null", "-h"])
-        .arg(&key)
-        .args(["-p", &port.to_string()])
-        .args(["-o", "ListenAddress=127.0.0.1"])
-        .args(["-o", "KexAlgorithms=curve25519-sha256"])
-        .args(["-o", "HostKeyAlgorithms=ssh-ed25519"])
-        .args(["-o", &format!("Ciphers={}", suite.cipher_name())])
-        .args(["-o", &format!("MACs={}", suite.mac_name())])
-        .args([
-            "-o",
-            "PidFile=none",
-            "-o",
-            "UsePAM=no",
-            "-o",
-            "StrictModes=no",
-        ])
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(log)
-        .spawn()
-        .map_err(|e| format!("cannot start {} ({e})", sshd.display()))?;
-    let mut server = Sshd { child, dir };
-    let until = Instant::now() + Duration::from_secs(10);
-    loop {
-        if let Ok(Some(status)) = server.child.try_wait() {
-            let log = std::fs::read_to_string(server.dir.join("sshd.log")).unwrap_or_default();
-            return Err(format!("sshd exited ({status}): {}", log.trim()));
-        }
-        if TcpStream::connect(("127.0.0.1", port)).is_ok() {
-            // That probe connection is one sshd drops; a fresh one follows.
-            return Ok((server, port));
-        }
-        if Instant::now() > until {
-            return Err("sshd did not listen within 10 s".into());
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    }
-}
 
 // --- the wire encoding (RFC 4251 section 5) ---
 
@@ -379,7 +291,7 @@ fn live_sshd_accepts_our_packets_and_we_open_its() {
     let mut passed = 0;
     let mut ran = 0;
     for (i, suite) in SshSuite::ALL.into_iter().enumerate() {
-        let (server, port) = match start_sshd(&sshd, suite, i) {
+        let server = match start_sshd(&sshd, suite, &i.to_string(), &[]) {
             Ok(s) => s,
             Err(why) => {
                 eprintln!("SKIPPED: live sshd interop, {suite}: {why}");
@@ -387,10 +299,10 @@ fn live_sshd_accepts_our_packets_and_we_open_its() {
             }
         };
         ran += 1;
-        let outcome = session(port, suite);
+        let outcome = session(server.port, suite);
         // Give sshd a moment to write its log, then find why it dropped us.
         std::thread::sleep(Duration::from_millis(200));
-        let log = std::fs::read_to_string(server.dir.join("sshd.log")).unwrap_or_default();
+        let log = server.log();
         let mac_logged = log
             .lines()
             .any(|l| l.contains("Corrupted MAC") || l.contains("message authentication code"));

@@ -2,6 +2,7 @@
 #![allow(dead_code)]
 
 pub mod rng;
+pub mod sshd;
 pub mod tls_records;
 pub mod vectors;
 
