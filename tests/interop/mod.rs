@@ -458,10 +458,10 @@ impl Scenario<'_> {
         Ok(())
     }
 
-    /// Waits until the server has taken exactly the client payloads
-    /// `taken` (line names, in order): printed the last of them (a server
-    /// that sends its standard input, OpenSSL `s_server`), or echoed them
-    /// all (`gnutls-serv --echo`).
+    /// Waits until the server has taken the client payloads `taken` (line
+    /// names, in order): printed the last of them (a server that sends its
+    /// standard input, OpenSSL `s_server`), or echoed exactly them all
+    /// (`gnutls-serv --echo`).
     fn wait_server_took(&mut self, taken: &[&str]) -> Result<(), String> {
         let last = taken.last().expect("a payload");
         if self.run.server_reads_stdin {
