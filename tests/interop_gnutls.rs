@@ -97,6 +97,7 @@ fn build(case: &Case, setup: &Setup<'_>, stdbuf: bool) -> PeerRun {
         server_reads_stdin: false,
         server_prints_data: false,
         client_prints_data: stdbuf,
+        dtls_bad_mac_alert: false,
     }
 }
 
