@@ -5,8 +5,13 @@ use std::path::PathBuf;
 use cbc_hmac::{Backend, Combination};
 use clap::{Parser, ValueEnum};
 
-/// The largest payload: the TLS record plaintext limit (2^14 bytes).
+/// The largest payload of the TLS sections (cipher-MAC combinations, MACs,
+/// ciphers, multi-record): the TLS record plaintext limit (2^14 bytes).
 pub const MAX_PAYLOAD: usize = cbc_hmac::record::MAX_PLAINTEXT_LEN;
+
+/// The largest payload `--payload` takes at all: 256 KiB, for the format
+/// sections ([`Format::max_payload`] is each one's limit).
+pub const MAX_FORMAT_PAYLOAD: usize = 256 * 1024;
 
 /// The payload of a plain run: a full record, as `gnutls-cli
 /// --benchmark-ciphers` uses.
@@ -67,9 +72,10 @@ reports the aggregate of the N threads and the scaling efficiency:
 aggregate / (N x one thread)."
 )]
 pub struct Args {
-    /// Payload size in bytes, 1 to 16384; repeat or separate with commas
-    /// for several sizes, each gets a full set of sections [default: 16384,
-    /// or the --sweep sizes with --plot or --markdown]
+    /// Payload size in bytes, 1 to 16384 (with --format: esp to 65535, jwe
+    /// to 262144, ssh to 262120); repeat or separate with commas for several
+    /// sizes, each gets a full set of sections [default: 16384, or the
+    /// --sweep sizes with --plot or --markdown; with --format see there]
     #[arg(
         long = "payload",
         value_name = "N",
@@ -149,11 +155,20 @@ pub struct Args {
     pub open: bool,
 
     /// Packet formats instead of the other sections: IPsec ESP seal and
-    /// open (every integrity algorithm, AES-128 and AES-256) or JWE
-    /// A128CBC-HS256 / A256CBC-HS512 encrypt and decrypt [payloads
-    /// default: 64, 1408, 16384].
+    /// open (every integrity algorithm, AES-128 and AES-256; payloads
+    /// default: 64, 1400), JWE A128CBC-HS256 / A256CBC-HS512 encrypt and
+    /// decrypt (1024, 65536) or SSH packets, every aes*-cbc and hmac-sha*
+    /// suite, plain and -etm@openssh.com (1024, 32768).
     #[arg(long, value_name = "FORMAT", conflicts_with = "records")]
     pub format: Option<Format>,
+
+    /// With --format: only the suites named here, repeatable. A suite is
+    /// kept when every space-separated word of NAME is one of its names:
+    /// `aes128-cbc`, `hmac-sha2-256-etm@openssh.com` or `"aes256-cbc
+    /// hmac-sha1"` (ssh), `AES-128-CBC` or `HMAC-SHA1-96` (esp),
+    /// `A256CBC-HS512` (jwe). Exact, case-sensitive.
+    #[arg(long = "suite", value_name = "NAME", requires = "format")]
+    pub suites: Vec<String>,
 }
 
 /// What `--format` measures.
@@ -163,6 +178,46 @@ pub enum Format {
     Esp,
     /// JWE AES_CBC_HMAC_SHA2 content encryption (`cbc_hmac::jose`).
     Jwe,
+    /// SSH binary packets (`cbc_hmac::ssh`).
+    Ssh,
+}
+
+impl Format {
+    /// The name `--format` takes.
+    pub fn name(self) -> &'static str {
+        match self {
+            Format::Esp => "esp",
+            Format::Jwe => "jwe",
+            Format::Ssh => "ssh",
+        }
+    }
+
+    /// The payload sizes without `--payload` or `--sweep`: ESP's small
+    /// packet and a full-MTU one, JWE's 1 KiB and 64 KiB messages, SSH's
+    /// interactive-sized and bulk-transfer (32 KiB, OpenSSH's channel
+    /// packet) packets.
+    pub fn default_payloads(self) -> &'static [usize] {
+        match self {
+            Format::Esp => &[64, 1400],
+            Format::Jwe => &[1024, 65536],
+            Format::Ssh => &[1024, 32768],
+        }
+    }
+
+    /// The largest payload the section takes, and why.
+    pub fn max_payload(self) -> (usize, &'static str) {
+        match self {
+            Format::Esp => (
+                cbc_hmac::esp::MAX_PAYLOAD_LEN,
+                "what one IP datagram carries",
+            ),
+            Format::Jwe => (MAX_FORMAT_PAYLOAD, "the benchmark's limit"),
+            Format::Ssh => (
+                cbc_hmac::ssh::MAX_PAYLOAD_LEN,
+                "the payload of a 256 KiB packet, OpenSSH's limit",
+            ),
+        }
+    }
 }
 
 /// What `--compare` measures against.
@@ -190,6 +245,33 @@ impl Args {
             SWEEP.to_vec()
         } else {
             vec![DEFAULT_PAYLOAD]
+        }
+    }
+
+    /// Checks the payload sizes against the limit of the sections that
+    /// run: 16384 bytes (the TLS record limit) without `--format`, the
+    /// format's own with it.
+    pub fn check_payloads(&self) -> Result<(), String> {
+        let Some(&largest) = self.payloads.iter().max() else {
+            return Ok(());
+        };
+        match self.format {
+            None if largest > MAX_PAYLOAD => Err(format!(
+                "--payload {largest}: the cipher-MAC, MAC, cipher and multi-record sections take \
+                 at most {MAX_PAYLOAD} bytes (the TLS record limit); larger payloads are for \
+                 --format esp (to {}), jwe (to {}) and ssh (to {})",
+                Format::Esp.max_payload().0,
+                Format::Jwe.max_payload().0,
+                Format::Ssh.max_payload().0,
+            )),
+            Some(format) if largest > format.max_payload().0 => {
+                let (max, why) = format.max_payload();
+                Err(format!(
+                    "--payload {largest}: --format {} takes at most {max} bytes ({why})",
+                    format.name()
+                ))
+            }
+            _ => Ok(()),
         }
     }
 
@@ -256,11 +338,14 @@ fn parse_payload(s: &str) -> Result<usize, String> {
         .trim()
         .parse()
         .map_err(|_| format!("\"{s}\" is not a byte count"))?;
-    if (1..=MAX_PAYLOAD).contains(&n) {
+    // The limit of the sections that run is checked once all options are
+    // known (`Args::check_payloads`).
+    if (1..=MAX_FORMAT_PAYLOAD).contains(&n) {
         Ok(n)
     } else {
         Err(format!(
-            "payload must be 1 to {MAX_PAYLOAD} bytes (the TLS record limit)"
+            "payload must be 1 to {MAX_PAYLOAD} bytes (the TLS record limit), or with \
+             --format up to {MAX_FORMAT_PAYLOAD}"
         ))
     }
 }
@@ -345,6 +430,29 @@ mod tests {
     }
 
     #[test]
+    fn format_payload_limits_and_defaults() {
+        for argv in [
+            &["--payload", "16384"][..],
+            &["--format", "esp", "--payload", "65535"],
+            &["--format", "jwe", "--payload", "1024,65536,262144"],
+            &["--format", "ssh", "--payload", "262120"],
+        ] {
+            assert_eq!(parse(argv).check_payloads(), Ok(()), "{argv:?}");
+        }
+        assert_eq!(Format::Esp.default_payloads(), [64, 1400]);
+        assert_eq!(Format::Jwe.default_payloads(), [1024, 65536]);
+        assert_eq!(Format::Ssh.default_payloads(), [1024, 32768]);
+        for f in [Format::Esp, Format::Jwe, Format::Ssh] {
+            let (max, _) = f.max_payload();
+            assert!(f.default_payloads().iter().all(|&p| p <= max));
+            assert!(max <= MAX_FORMAT_PAYLOAD);
+        }
+        let args = parse(&["--format", "ssh", "--suite", "aes128-cbc", "--suite", "a b"]);
+        assert_eq!(args.format, Some(Format::Ssh));
+        assert_eq!(args.suites, ["aes128-cbc", "a b"]);
+    }
+
+    #[test]
     fn compare_and_threads() {
         let args = parse(&["--compare", "openssl", "--threads", "2", "--rounds", "6"]);
         assert_eq!(args.compare, Some(CompareWith::Openssl));
@@ -356,7 +464,7 @@ mod tests {
     fn rejects_bad_values() {
         for bad in [
             &["--payload", "0"][..],
-            &["--payload", "16385"],
+            &["--payload", "262145"],
             &["--payload", "16,x"],
             &["--seconds", "0"],
             &["--seconds", "nan"],
@@ -366,9 +474,29 @@ mod tests {
             &["--threads", "257"],
             &["--rounds", "0"],
             &["--sweep", "--payload", "64"],
+            &["--suite", "aes128-cbc"],
+            &["--format", "tls"],
         ] {
             let argv = std::iter::once("cbc-hmac-bench").chain(bad.iter().copied());
             assert!(Args::try_parse_from(argv).is_err(), "{bad:?}");
+        }
+        for (argv, max) in [
+            (&["--payload", "16385"][..], "at most 16384 bytes"),
+            (
+                &["--records", "2", "--payload", "16,20000"],
+                "at most 16384 bytes",
+            ),
+            (
+                &["--format", "esp", "--payload", "65536"],
+                "at most 65535 bytes",
+            ),
+            (
+                &["--format", "ssh", "--payload", "262121"],
+                "at most 262120 bytes",
+            ),
+        ] {
+            let e = parse(argv).check_payloads().unwrap_err();
+            assert!(e.contains(max), "{argv:?}: {e}");
         }
         let args = parse(&["--backend", "nonsense"]);
         assert!(

@@ -1,14 +1,15 @@
-//! `--format esp|jwe`: seal and open of whole IPsec ESP packets (every
-//! integrity algorithm, AES-128 and AES-256) or JWE AES_CBC_HMAC_SHA2
-//! encryptions, instead of the other sections; with `--compare openssl`,
-//! against the same bytes through OpenSSL's EVP AES-CBC plus HMAC composed
-//! by hand, in alternating rounds.
+//! `--format esp|jwe|ssh`: seal and open of whole IPsec ESP packets (every
+//! integrity algorithm, AES-128 and AES-256), JWE AES_CBC_HMAC_SHA2
+//! encryptions or SSH packets (in [`ssh`]), instead of the other sections;
+//! with `--compare openssl`, against the same bytes through OpenSSL's EVP
+//! AES-CBC plus HMAC composed by hand, in alternating rounds. `--suite`
+//! picks suites by name ([`Filter`]).
 //!
 //! Seals work in place on one buffer (the previous ciphertext is the next
-//! plaintext: the same work). Opens copy one sealed packet into the work
-//! buffer first, as the record section does, so the copy is in the figure.
-//! Our seals draw a fresh IV per packet; the composed reference takes a
-//! fixed one (generating IVs is not its timed work).
+//! plaintext: the same work). ESP and JWE opens copy one sealed packet into
+//! the work buffer first, as the record section does, so the copy is in the
+//! figure. Our seals draw a fresh IV per packet; the composed reference
+//! takes a fixed one (generating IVs is not its timed work).
 
 use std::io::{self, Write};
 use std::process::ExitCode;
@@ -22,9 +23,17 @@ use crate::args::{Args, Format};
 use crate::machine;
 use crate::measure::{self, Measurement};
 
-/// The payload sizes without `--payload` or `--sweep`: a small packet, a
-/// full 1500-byte-MTU ESP packet, a large message.
-pub const DEFAULT_PAYLOADS: [usize; 3] = [64, 1408, 16384];
+mod ssh;
+
+/// The width of the case titles in the text output (the longest SSH one).
+const TITLE_WIDTH: usize = 49;
+
+/// The JWE content encryptions measured (`A192CBC-HS384` needs AES-192,
+/// which the crate does not have).
+const JWE_ALGORITHMS: [ContentEncryption; 2] = [
+    ContentEncryption::A128CbcHs256,
+    ContentEncryption::A256CbcHs512,
+];
 
 /// The SPI of the measured SA.
 const SPI: u32 = 0x1000_0001;
@@ -36,7 +45,85 @@ const AAD: &[u8] = b"eyJhbGciOiJkaXIiLCJlbmMiOiJBMTI4Q0JDLUhTMjU2In0";
 /// The fixed IV of the reference's seals and of the agreement check.
 const IV: [u8; 16] = [0x5c; 16];
 
-type Op<'a> = Box<dyn FnMut() -> Result<(), String> + 'a>;
+/// One side of a case: runs its operation for about `target` and counts.
+trait Timed {
+    fn run(&mut self, target: Duration) -> Result<Measurement, String>;
+}
+
+impl<T: Timed + ?Sized> Timed for &mut T {
+    fn run(&mut self, target: Duration) -> Result<Measurement, String> {
+        (**self).run(target)
+    }
+}
+
+/// An operation that repeats on the same buffers ([`measure::run`]).
+struct Repeat<F>(F);
+
+impl<F: FnMut() -> Result<(), String>> Timed for Repeat<F> {
+    fn run(&mut self, target: Duration) -> Result<Measurement, String> {
+        measure::run(target, &mut self.0)
+    }
+}
+
+type Op<'a> = Box<dyn Timed + 'a>;
+
+/// A case side that repeats `op`.
+fn repeat<'a>(op: impl FnMut() -> Result<(), String> + 'a) -> Op<'a> {
+    Box::new(Repeat(op))
+}
+
+/// `--suite`: the suites to measure. A suite is named by its parts (ESP:
+/// cipher and integrity algorithm; JWE: the `enc` value; SSH: cipher and
+/// MAC), and kept when every word of some filter is one of them.
+struct Filter<'a> {
+    filters: &'a [String],
+}
+
+impl Filter<'_> {
+    fn keeps(&self, names: &[&str]) -> bool {
+        self.filters.is_empty() || self.filters.iter().any(|f| names_match(f, names))
+    }
+
+    /// Each filter has a word and keeps some suite of `format`, or the
+    /// error lists the names.
+    fn check(&self, format: Format) -> Result<(), String> {
+        let suites = suite_names(format);
+        for f in self.filters {
+            let empty = f.split_whitespace().next().is_none();
+            if empty || !suites.iter().any(|names| names_match(f, names)) {
+                let mut known: Vec<&str> = suites.iter().flatten().copied().collect();
+                known.sort_unstable();
+                known.dedup();
+                return Err(format!(
+                    "--suite {f:?} names no {} suite; the names: {}",
+                    format.name(),
+                    known.join(", ")
+                ));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Whether every word of `filter` is one of a suite's `names`.
+fn names_match(filter: &str, names: &[&str]) -> bool {
+    filter.split_whitespace().all(|word| names.contains(&word))
+}
+
+/// Every suite of `format`, by the names [`Filter`] matches.
+fn suite_names(format: Format) -> Vec<Vec<&'static str>> {
+    match format {
+        Format::Esp => Cipher::ALL
+            .iter()
+            .flat_map(|c| EspIntegrity::ALL.map(|i| vec![c.name(), i.name()]))
+            .collect(),
+        Format::Jwe => JWE_ALGORITHMS.iter().map(|a| vec![a.name()]).collect(),
+        Format::Ssh => cbc_hmac::ssh::SshSuite::ALL
+            .iter()
+            .map(|s| vec![s.cipher_name(), s.mac_name()])
+            .collect(),
+    }
+}
 
 /// One measured case: our operation and, with `--compare`, the reference's.
 struct Case<'a> {
@@ -52,11 +139,18 @@ struct Figures {
 }
 
 /// Runs the format section; the exit status says whether every
-/// measurement and check passed.
+/// measurement and check passed (2: a `--suite` that names nothing).
 pub fn run(args: &Args, backend: Backend, format: Format) -> ExitCode {
+    let filter = Filter {
+        filters: &args.suites,
+    };
+    if let Err(e) = filter.check(format) {
+        eprintln!("cbc-hmac-bench: error: {e}");
+        return ExitCode::from(2);
+    }
     let cpu = machine::Cpu::here();
     let payloads = if args.payloads.is_empty() && !args.sweep {
-        DEFAULT_PAYLOADS.to_vec()
+        format.default_payloads().to_vec()
     } else {
         args.payload_sizes()
     };
@@ -71,6 +165,9 @@ pub fn run(args: &Args, backend: Backend, format: Format) -> ExitCode {
             match format {
                 Format::Esp => "IPsec ESP packets (RFC 4303), no ESN",
                 Format::Jwe => "JWE AES_CBC_HMAC_SHA2 (RFC 7518 5.2)",
+                Format::Ssh =>
+                    "SSH packets (RFC 4253 6, OpenSSH -etm@openssh.com), least padding, \
+                     opened in order",
             },
             args.rounds
         );
@@ -78,13 +175,12 @@ pub fn run(args: &Args, backend: Backend, format: Format) -> ExitCode {
     let target = Duration::from_secs_f64(args.seconds);
     let rounds = usize::from(args.rounds);
     for &payload in &payloads {
+        let mut each =
+            |case: Case<'_>| report(&mut out, args, backend, &cpu, payload, case, rounds, target);
         let result = match format {
-            Format::Esp => esp_cases(backend, payload, compare, &mut |case| {
-                report(&mut out, args, backend, &cpu, payload, case, rounds, target)
-            }),
-            Format::Jwe => jwe_cases(backend, payload, compare, &mut |case| {
-                report(&mut out, args, backend, &cpu, payload, case, rounds, target)
-            }),
+            Format::Esp => esp_cases(backend, payload, compare, &filter, &mut each),
+            Format::Jwe => jwe_cases(backend, payload, compare, &filter, &mut each),
+            Format::Ssh => ssh::cases(backend, payload, compare, &filter, &mut each),
         };
         if let Err(e) = result {
             // Empty: the reader went away (`| head`); stop quietly.
@@ -128,7 +224,7 @@ fn report(
         s + "}"
     } else {
         let mut s = format!(
-            "{:>44} {payload:>6} B {:>7.2} GB/sec {:>11.1} ns/packet",
+            "{:>TITLE_WIDTH$} {payload:>6} B {:>7.2} GB/sec {:>11.1} ns/packet",
             case.title, ours.gb_per_s, ours.ns_per_op
         );
         if let (Some(r), Some(ratio)) = (&reference, ratio) {
@@ -162,12 +258,12 @@ fn measure_case(
     for round in 0..rounds {
         let ours_first = round % 2 == 0;
         if ours_first || case.reference.is_none() {
-            ours.push(measure::run(per_round, &mut case.ours)?);
+            ours.push(case.ours.run(per_round)?);
         }
         if let Some(r) = case.reference.as_mut() {
-            reference.push(measure::run(per_round, r)?);
+            reference.push(r.run(per_round)?);
             if !ours_first {
-                ours.push(measure::run(per_round, &mut case.ours)?);
+                ours.push(case.ours.run(per_round)?);
             }
         }
     }
@@ -213,10 +309,14 @@ fn esp_cases(
     backend: Backend,
     payload: usize,
     compare: bool,
+    filter: &Filter<'_>,
     each: &mut dyn FnMut(Case<'_>) -> Result<(), String>,
 ) -> Result<(), String> {
     for cipher in Cipher::ALL {
         for integrity in EspIntegrity::ALL {
+            if !filter.keeps(&[cipher.name(), integrity.name()]) {
+                continue;
+            }
             let config = EspConfig {
                 cipher,
                 integrity,
@@ -271,16 +371,16 @@ fn esp_cases(
             buf[esp::HEADER_LEN..][..payload].copy_from_slice(&text);
             let mut ref_buf = buf.clone();
             let mut seq = 1u64;
-            let seal_ours: Op<'_> = Box::new(|| {
+            let seal_ours = repeat(|| {
                 seq = if seq == u32::MAX as u64 { 1 } else { seq + 1 };
                 sealer
                     .seal_in_place(seq, NEXT_HEADER, &mut buf, payload)
                     .map(drop)
                     .map_err(err)
             });
-            let seal_ref: Option<Op<'_>> = reference
+            let seal_ref = reference
                 .as_mut()
-                .map(|r| Box::new(move || r.seal(1, &mut ref_buf, payload)) as Op<'_>);
+                .map(|r| repeat(move || r.seal(1, &mut ref_buf, payload)));
             each(Case {
                 title: format!("{name} seal"),
                 ours: seal_ours,
@@ -303,18 +403,18 @@ fn esp_cases(
             let mut work = vec![0u8; n];
             let mut ref_work = vec![0u8; n];
             let mut opened_len = 0;
-            let open_ours: Op<'_> = Box::new(|| {
+            let open_ours = repeat(|| {
                 work.copy_from_slice(&packet);
                 let p = opener.open_in_place(1, &mut work).map_err(err)?;
                 opened_len = p.payload.len();
                 Ok(())
             });
-            let open_ref: Option<Op<'_>> = reference.as_mut().map(|r| {
+            let open_ref = reference.as_mut().map(|r| {
                 let packet = &packet;
-                Box::new(move || {
+                repeat(move || {
                     ref_work.copy_from_slice(packet);
                     r.open(1, &mut ref_work).map(drop)
-                }) as Op<'_>
+                })
             });
             each(Case {
                 title: format!("{name} open"),
@@ -339,12 +439,13 @@ fn jwe_cases(
     backend: Backend,
     payload: usize,
     compare: bool,
+    filter: &Filter<'_>,
     each: &mut dyn FnMut(Case<'_>) -> Result<(), String>,
 ) -> Result<(), String> {
-    for algorithm in [
-        ContentEncryption::A128CbcHs256,
-        ContentEncryption::A256CbcHs512,
-    ] {
+    for algorithm in JWE_ALGORITHMS {
+        if !filter.keeps(&[algorithm.name()]) {
+            continue;
+        }
         let key: Vec<u8> = (0..algorithm.key_len()).map(|i| i as u8).collect();
         let mut aead = CbcHmacAead::with_backend(algorithm, &key, backend).map_err(err)?;
         let text = plaintext(payload);
@@ -388,15 +489,15 @@ fn jwe_cases(
         buf[..payload].copy_from_slice(&text);
         let mut ref_buf = buf.clone();
         let (mut seal_iv, mut seal_tag) = ([0u8; 16], vec![0u8; t]);
-        let seal_ours: Op<'_> = Box::new(|| {
+        let seal_ours = repeat(|| {
             aead.seal_in_place(AAD, &mut buf, payload, &mut seal_iv, &mut seal_tag)
                 .map(drop)
                 .map_err(err)
         });
         let mut ref_tag = vec![0u8; t];
-        let seal_ref: Option<Op<'_>> = reference
+        let seal_ref = reference
             .as_mut()
-            .map(|r| Box::new(move || r.seal(&IV, &mut ref_buf, payload, &mut ref_tag)) as Op<'_>);
+            .map(|r| repeat(move || r.seal(&IV, &mut ref_buf, payload, &mut ref_tag)));
         each(Case {
             title: format!("{name} encrypt"),
             ours: seal_ours,
@@ -421,18 +522,18 @@ fn jwe_cases(
         // Decrypt.
         let mut work = vec![0u8; n];
         let mut ref_work = vec![0u8; n];
-        let open_ours: Op<'_> = Box::new(|| {
+        let open_ours = repeat(|| {
             work.copy_from_slice(&sealed);
             aead.open_in_place(&iv, AAD, &mut work, &tag)
                 .map(drop)
                 .map_err(err)
         });
-        let open_ref: Option<Op<'_>> = reference.as_mut().map(|r| {
+        let open_ref = reference.as_mut().map(|r| {
             let (sealed, tag) = (&sealed, &tag);
-            Box::new(move || {
+            repeat(move || {
                 ref_work.copy_from_slice(sealed);
                 r.open(&iv, &mut ref_work, tag).map(drop)
-            }) as Op<'_>
+            })
         });
         each(Case {
             title: format!("{name} decrypt"),

@@ -56,6 +56,10 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
+    if let Err(msg) = args.check_payloads() {
+        eprintln!("cbc-hmac-bench: error: {msg}");
+        return ExitCode::from(2);
+    }
     let multi = match args.multi() {
         Ok(m) => m,
         Err(msg) => {

@@ -164,6 +164,13 @@ fn bad_options_are_errors() {
         &["--threads", "0"],
         &["--compare", "boringssl"],
         &["--sweep", "--payload", "64"],
+        &["--records", "2", "--payload", "16385"],
+        &["--format", "esp", "--payload", "65536"],
+        &["--format", "ssh", "--payload", "262121"],
+        &["--format", "jwe", "--payload", "262145"],
+        &["--format", "ssh", "--suite", "aes192-cbc"],
+        &["--format", "ssh", "--suite", "AES-128-CBC"],
+        &["--suite", "aes128-cbc"],
     ] {
         let out = bench(args);
         assert!(!out.status.success(), "{args:?} was accepted");
@@ -507,7 +514,7 @@ fn multi_record_open_section() {
 
 #[test]
 fn format_sections_cover_every_algorithm_and_check_results() {
-    let cases: [(&str, Vec<String>); 2] = [
+    let cases: [(&str, Vec<String>); 3] = [
         (
             "esp",
             ["AES-128-CBC", "AES-256-CBC"]
@@ -531,6 +538,7 @@ fn format_sections_cover_every_algorithm_and_check_results() {
                 .flat_map(|a| ["encrypt", "decrypt"].map(|d| format!("JWE {a} {d}")))
                 .collect(),
         ),
+        ("ssh", ssh_labels()),
     ];
     for (format, labels) in cases {
         let text = stdout_of(&[
@@ -562,13 +570,119 @@ fn format_sections_cover_every_algorithm_and_check_results() {
     }
 }
 
+/// The 12 SSH suites, seal and open.
+fn ssh_labels() -> Vec<String> {
+    let mut labels = Vec::new();
+    for c in ["aes128-cbc", "aes256-cbc"] {
+        for m in ["hmac-sha1", "hmac-sha2-256", "hmac-sha2-512"] {
+            for m in [m.to_string(), format!("{m}-etm@openssh.com")] {
+                labels.extend(["seal", "open"].map(|d| format!("SSH {c} {m} {d}")));
+            }
+        }
+    }
+    labels
+}
+
+/// The case titles of a format section's output, in order, with their
+/// payloads.
+fn format_cases(text: &str) -> Vec<(String, usize)> {
+    text.lines()
+        .filter_map(|l| {
+            let (title, _) = l.trim_start().split_once(" B ")?;
+            let (title, payload) = title.trim_end().rsplit_once(' ')?;
+            Some((title.trim_end().to_string(), payload.parse().ok()?))
+        })
+        .collect()
+}
+
+#[test]
+fn format_defaults_and_large_payloads() {
+    // The default payloads of each format; JWE and SSH past the TLS limit.
+    for (format, payloads) in [
+        ("esp", &[64, 1400][..]),
+        ("jwe", &[1024, 65536]),
+        ("ssh", &[1024, 32768]),
+    ] {
+        let suite = match format {
+            "esp" => "AES-128-CBC HMAC-SHA1-96",
+            "jwe" => "A128CBC-HS256",
+            _ => "aes128-cbc hmac-sha2-256-etm@openssh.com",
+        };
+        let text = stdout_of(&[
+            "--format",
+            format,
+            "--suite",
+            suite,
+            "--seconds",
+            "0.02",
+            "--rounds",
+            "2",
+        ]);
+        let got: Vec<usize> = format_cases(&text).iter().map(|&(_, p)| p).collect();
+        let want: Vec<usize> = payloads.iter().flat_map(|&p| [p, p]).collect();
+        assert_eq!(got, want, "{text}");
+    }
+    let text = stdout_of(&[
+        "--format",
+        "ssh",
+        "--suite",
+        "aes256-cbc hmac-sha1",
+        "--seconds",
+        "0.02",
+        "--rounds",
+        "2",
+        "--payload",
+        "262120",
+    ]);
+    assert_eq!(
+        format_cases(&text),
+        [
+            ("SSH aes256-cbc hmac-sha1 seal".to_string(), 262120),
+            ("SSH aes256-cbc hmac-sha1 open".to_string(), 262120)
+        ],
+        "{text}"
+    );
+}
+
+#[test]
+fn suite_filter() {
+    let text = stdout_of(&[
+        "--format",
+        "ssh",
+        "--suite",
+        "hmac-sha2-512-etm@openssh.com",
+        "--suite",
+        "aes128-cbc hmac-sha1",
+        "--seconds",
+        "0.02",
+        "--rounds",
+        "2",
+        "--payload",
+        "100",
+    ]);
+    let titles: Vec<String> = format_cases(&text).into_iter().map(|(t, _)| t).collect();
+    let want: Vec<String> = ssh_labels()
+        .into_iter()
+        .filter(|l| l.contains("hmac-sha2-512-etm") || l.starts_with("SSH aes128-cbc hmac-sha1 "))
+        .collect();
+    assert_eq!(want.len(), 6);
+    assert_eq!(titles, want, "{text}");
+    // Words of one filter all have to match.
+    let out = bench(&["--format", "jwe", "--suite", "A128CBC-HS256 A256CBC-HS512"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("the names: A128CBC-HS256, A256CBC-HS512"),
+        "{out:?}"
+    );
+}
+
 #[test]
 fn format_sections_compare_with_openssl() {
     if !cfg!(feature = "openssl") {
         println!("SKIPPED: --format with --compare openssl (built without the `openssl` feature)");
         return;
     }
-    for format in ["esp", "jwe"] {
+    for format in ["esp", "jwe", "ssh"] {
         let text = stdout_of(&[
             "--format",
             format,
