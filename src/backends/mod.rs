@@ -447,6 +447,10 @@ pub(crate) fn seal_mac_then_encrypt(
 /// or nothing; `suffix` (at most 8 bytes: the padded tail then still fits
 /// two hash blocks) is ESP's high sequence half or JWE's AAD bit length,
 /// or nothing. On return `iv` holds the last ciphertext block.
+///
+/// With `mac_plaintext` (SSH without EtM: encrypt-and-MAC) the MAC covers
+/// `prefix || authenticated` before it is encrypted; `head` and `suffix`
+/// are then empty and `body_start` is 0.
 pub(crate) struct EtmJob<'a> {
     pub(crate) head: &'a [u8],
     pub(crate) prefix: &'a [u8],
@@ -455,6 +459,7 @@ pub(crate) struct EtmJob<'a> {
     pub(crate) body_start: usize,
     pub(crate) suffix: &'a [u8],
     pub(crate) tag: &'a mut [u8],
+    pub(crate) mac_plaintext: bool,
 }
 
 /// Encrypt-then-MAC seal of one record in place.
@@ -484,6 +489,7 @@ pub(crate) fn seal_encrypt_then_mac(
         body_start: iv_len,
         suffix: &[],
         tag,
+        mac_plaintext: false,
     };
     encrypt_then_mac(aes, mac, job);
 }
@@ -544,8 +550,14 @@ pub(crate) fn encrypt_then_mac(aes: &AesKey, mac: &crate::HmacKey, job: EtmJob<'
         body_start,
         suffix,
         tag,
+        mac_plaintext,
     } = job;
+    if mac_plaintext {
+        mac.mac_parts_into(&[prefix, authenticated], tag);
+    }
     let (blocks, _) = authenticated[body_start..].as_chunks_mut::<16>();
     aes.encrypt_cbc(iv, blocks);
-    mac.mac_parts_into(&[head, prefix, authenticated, suffix], tag);
+    if !mac_plaintext {
+        mac.mac_parts_into(&[head, prefix, authenticated, suffix], tag);
+    }
 }

@@ -179,6 +179,7 @@ impl EspSealer {
             body_start: HEADER_LEN,
             suffix: &suffix[..suffix_len],
             tag: &mut tag,
+            mac_plaintext: false,
         };
         backends::encrypt_then_mac(self.aes.raw(), &self.mac, job);
         buf[end..end + icv].copy_from_slice(&tag[..icv]);

@@ -155,6 +155,7 @@ impl CbcHmacAead {
             body_start: 0,
             suffix: &al,
             tag: &mut full,
+            mac_plaintext: false,
         };
         backends::encrypt_then_mac(self.aes.raw(), &self.mac, job);
         let t = self.algorithm.tag_len();

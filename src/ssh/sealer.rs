@@ -161,28 +161,24 @@ impl SshSealer {
         let seq = k.seq.to_be_bytes();
         let mac_len = k.suite.mac_len();
         let (packet, tag) = buf[..end + mac_len].split_at_mut(end);
-        if k.suite.encrypt_then_mac() {
-            // The stitched encrypt-then-MAC kernels: HMAC(seq || length ||
-            // ciphertext), the length left in clear.
-            let mut full = [0u8; MAX_TAG_LEN];
-            let job = EtmJob {
-                head: &[],
-                prefix: &seq,
-                iv: &mut k.chain,
-                authenticated: packet,
-                body_start: 4,
-                suffix: &[],
-                tag: &mut full,
-            };
-            backends::encrypt_then_mac(k.aes.raw(), &k.mac, job);
-            tag.copy_from_slice(&full[..mac_len]);
-        } else {
-            // Encrypt-and-MAC: the MAC covers the plaintext, then all of it
-            // is encrypted.
-            k.mac.mac_parts_into(&[&seq, packet], tag);
-            let (blocks, _) = packet.as_chunks_mut::<16>();
-            k.aes.raw().encrypt_cbc(&mut k.chain, blocks);
-        }
+        // Both forms run the stitched kernels. EtM: HMAC(seq || length ||
+        // ciphertext), the length left in clear. Without EtM
+        // (encrypt-and-MAC): HMAC(seq || packet) over the plaintext, then all
+        // of the packet is encrypted.
+        let etm = k.suite.encrypt_then_mac();
+        let mut full = [0u8; MAX_TAG_LEN];
+        let job = EtmJob {
+            head: &[],
+            prefix: &seq,
+            iv: &mut k.chain,
+            authenticated: packet,
+            body_start: if etm { 4 } else { 0 },
+            suffix: &[],
+            tag: &mut full,
+            mac_plaintext: !etm,
+        };
+        backends::encrypt_then_mac(k.aes.raw(), &k.mac, job);
+        tag.copy_from_slice(&full[..mac_len]);
         k.seq = k.seq.wrapping_add(1);
         end + mac_len
     }

@@ -469,49 +469,8 @@ unsafe fn mte<K: HashKernel, const N: usize>(
         let k = load_keys(keys);
         let m = K::H::OUTPUT_LEN;
         let bl = K::BLOCK;
-        // AES blocks per hash block.
-        let per = bl / 16;
-        // Full hash blocks of `header || plaintext`.
-        let full = (13 + plaintext_len) / bl;
-        let mut regs = K::load_state(&states.inner);
-        let mut chain: __m128i = load(iv);
-        // AES blocks encrypted so far.
-        let mut done = 0;
-        if full > 0 {
-            // Hash block i covers plaintext up to byte bl (i + 1) - 13, so once
-            // its message is loaded the AES blocks before per (i + 1) - 1
-            // may be overwritten. Step i hashes block i with the AES rounds
-            // of the `per` blocks from per i - T spread among its rounds,
-            // T = `K::MTE_TRAIL` being under `per` or whole hash blocks:
-            // step 0 encrypts what exists of its range after its hash, and
-            // steps whose range does not exist yet hash alone. After the
-            // loop about T blocks of plaintext are left to encrypt beside
-            // the end of the MAC.
-            const {
-                assert!(K::MTE_TRAIL >= 1);
-                assert!(K::MTE_TRAIL < K::BLOCK / 16 || K::MTE_TRAIL.is_multiple_of(K::BLOCK / 16));
-            }
-            regs = K::compress(regs, &first_block::<K>(header, body));
-            done = per.saturating_sub(K::MTE_TRAIL);
-            if done > 0 {
-                chain = encrypt_run(&k, chain, body, 0, done);
-            }
-            for i in 1..full {
-                // Block i's message is in registers before the step's stores
-                // overwrite its first 13 bytes.
-                let msg = K::load_msg(later_block::<K>(body, i, 13));
-                if per * i >= K::MTE_TRAIL {
-                    let mut run = Run::new(&k, &mut body[16 * done..16 * done + bl], chain);
-                    regs = K::rounds(regs, msg, |g| run.slot(g, K::GROUPS));
-                    chain = run.c;
-                    done += per;
-                } else {
-                    // Nothing of this step's range exists yet (the trail is
-                    // whole hash blocks).
-                    regs = K::rounds(regs, msg, |_| {});
-                }
-            }
-        }
+        let (regs, mut chain, done, full) =
+            hash_ahead::<K, N>(&k, states, header, load(iv), body, plaintext_len);
         // The rest of the hash input is under one block: copied out, after
         // which the plaintext blocks may be encrypted while the MAC is
         // finished.
@@ -548,6 +507,112 @@ unsafe fn mte<K: HashKernel, const N: usize>(
     }
 }
 
+/// The stitched front of a seal that hashes `header || body[..hash_len]`
+/// before encrypting it (MAC-then-encrypt, SSH's encrypt-and-MAC): every
+/// full hash block of it, with the AES blocks already read for hashing
+/// encrypted beside. Returns the inner hash registers, the CBC chain, the
+/// AES blocks encrypted and the full hash blocks; what is left of the hash
+/// input (under one block, from `bl full - header.len()`) is still
+/// plaintext.
+///
+/// # Safety
+/// As [`mte`].
+#[inline(always)]
+unsafe fn hash_ahead<K: HashKernel, const N: usize>(
+    k: &[__m128i; N],
+    states: &HmacStates<K::H>,
+    header: &[u8],
+    mut chain: __m128i,
+    body: &mut [u8],
+    hash_len: usize,
+) -> (K::Regs, __m128i, usize, usize) {
+    // SAFETY: the caller guarantees AES-NI and the kernel's features.
+    unsafe {
+        let bl = K::BLOCK;
+        let h = header.len();
+        // The stores of step i end 16 T bytes before its hash block does, so
+        // they never reach bytes a later block still has to load.
+        debug_assert!(h <= 16 * K::MTE_TRAIL && h < bl);
+        // AES blocks per hash block.
+        let per = bl / 16;
+        // Full hash blocks of `header || body[..hash_len]`.
+        let full = (h + hash_len) / bl;
+        let mut regs = K::load_state(&states.inner);
+        // AES blocks encrypted so far.
+        let mut done = 0;
+        if full > 0 {
+            // Hash block i covers the body up to byte bl (i + 1) - h, so
+            // once its message is loaded the AES blocks before per (i + 1) -
+            // 1 may be overwritten. Step i hashes block i with the AES
+            // rounds of the `per` blocks from per i - T spread among its
+            // rounds, T = `K::MTE_TRAIL` being under `per` or whole hash
+            // blocks: step 0 encrypts what exists of its range after its
+            // hash, and steps whose range does not exist yet hash alone.
+            // After the loop about T blocks of the body are left to encrypt
+            // beside the end of the MAC.
+            const {
+                assert!(K::MTE_TRAIL >= 1);
+                assert!(K::MTE_TRAIL < K::BLOCK / 16 || K::MTE_TRAIL.is_multiple_of(K::BLOCK / 16));
+            }
+            regs = K::compress(regs, &first_block::<K>(header, body));
+            done = per.saturating_sub(K::MTE_TRAIL);
+            if done > 0 {
+                chain = encrypt_run(k, chain, body, 0, done);
+            }
+            for i in 1..full {
+                // Block i's message is in registers before the step's stores
+                // overwrite its first bytes.
+                let msg = K::load_msg(later_block::<K>(body, i, h));
+                if per * i >= K::MTE_TRAIL {
+                    let mut run = Run::new(k, &mut body[16 * done..16 * done + bl], chain);
+                    regs = K::rounds(regs, msg, |g| run.slot(g, K::GROUPS));
+                    chain = run.c;
+                    done += per;
+                } else {
+                    // Nothing of this step's range exists yet (the trail is
+                    // whole hash blocks).
+                    regs = K::rounds(regs, msg, |_| {});
+                }
+            }
+        }
+        (regs, chain, done, full)
+    }
+}
+
+/// The encrypt-and-MAC loop (SSH without EtM): `HMAC(prefix || body)` to
+/// `tag` while all of `body` (whole blocks) is CBC-encrypted in place.
+///
+/// # Safety
+/// As [`mte`].
+#[inline(always)]
+unsafe fn eam<K: HashKernel, const N: usize>(
+    keys: &Schedule<N>,
+    states: &HmacStates<K::H>,
+    prefix: &[u8],
+    iv: &mut [u8; 16],
+    body: &mut [u8],
+    tag: &mut [u8],
+) {
+    // SAFETY: the caller guarantees AES-NI and the kernel's features.
+    unsafe {
+        let k = load_keys(keys);
+        let bl = K::BLOCK;
+        let len = body.len();
+        let (regs, chain, done, full) = hash_ahead::<K, N>(&k, states, prefix, load(iv), body, len);
+        // The unhashed rest is copied out before it is encrypted.
+        let p = prefix.len();
+        let total = (bl + p + len) as u64;
+        let tail = if full == 0 {
+            Tail::new::<K>(&[prefix, body], total)
+        } else {
+            Tail::new::<K>(&[&body[bl * full - p..]], total)
+        };
+        let chain = encrypt_run(&k, chain, body, 16 * done, len / 16 - done);
+        finish::<K>(states, regs, &tail, tag);
+        store(iv, chain);
+    }
+}
+
 /// The encrypt-then-MAC loop.
 ///
 /// # Safety
@@ -566,7 +631,13 @@ unsafe fn etm<K: HashKernel, const N: usize>(
         body_start,
         suffix,
         tag,
+        mac_plaintext,
     } = job;
+    if mac_plaintext {
+        debug_assert!(head.is_empty() && suffix.is_empty() && body_start == 0);
+        // SAFETY: as this function's.
+        return unsafe { eam::<K, N>(keys, states, prefix, iv, fragment, tag) };
+    }
     // SAFETY: the caller guarantees AES-NI and the kernel's features.
     unsafe {
         let k = load_keys(keys);
