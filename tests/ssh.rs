@@ -121,7 +121,6 @@ fn seal_matches_portable_on_every_backend() {
         let m = Material::new(suite, &mut rng);
         let mut want = SshSealer::with_backend(suite, m.keys(), 9, Backend::Portable).unwrap();
         let mut sealers: Vec<_> = Backend::available()
-            .into_iter()
             .map(|b| (b, SshSealer::with_backend(suite, m.keys(), 9, b).unwrap()))
             .collect();
         let mut buf = vec![0u8; MAX_PACKET_LEN + 64];
