@@ -365,7 +365,7 @@ fn esp_member(
     let payload_len = body_len.saturating_sub(pad as usize + 2);
     let mut body = plaintext(payload_len, variant);
     if fits {
-        body.extend((1..=pad).map(|i| i as u8));
+        body.extend(1..=pad);
     } else {
         body.resize(body_len - 2, 0);
     }
