@@ -10,6 +10,7 @@
 #   ct-check/trace.sh --self-test   # planted leaks must be caught
 #   ct-check/trace.sh --full        # the long matrix
 #   ct-check/trace.sh --backend aesni -v    # one backend, every class
+#   ct-check/trace.sh --only "esp open"     # the classes so named
 #
 # The last line is `ct-trace: PASSED (backends: ...)`, `ct-trace: self-test
 # PASSED` or `ct-trace: FAILED ...`, and the exit status matches.

@@ -26,7 +26,10 @@ pub(crate) fn check_pkcs7(last: &[u8; 16]) -> (usize, usize) {
         let in_pad = ct::le_u8(first, k as u8);
         diff |= in_pad & (b ^ pb);
     }
-    let good = in_range & ct::is_zero(diff as usize);
+    // Behind a barrier: else the compiler tests `in_range` and `diff`
+    // apart when the caller branches on `good`, and a length byte out of
+    // range is refused sooner than a wrong padding byte.
+    let good = ct::barrier(in_range & ct::is_zero(diff as usize));
     (good, good & p)
 }
 
@@ -50,7 +53,8 @@ pub(crate) fn check_esp_padding(body: &[u8]) -> (usize, usize) {
         let in_pad = ct::lt_u8(r, pb);
         diff |= in_pad & (b ^ pb.wrapping_sub(r));
     }
-    let good = fits & ct::is_zero(diff as usize);
+    // Behind a barrier, as in `check_pkcs7`: one test of one mask.
+    let good = ct::barrier(fits & ct::is_zero(diff as usize));
     (good, good & p)
 }
 

@@ -183,8 +183,12 @@ impl SshOpener {
         let len = u32::from_be_bytes(self.first[..4].try_into().expect("4 bytes")) as usize;
         // The one branch on the decrypted length, unavoidable: it decides
         // how many bytes to wait for. Both outcomes end the same way on a
-        // forgery (see the module docs).
-        if (12..=MAX_PACKET_LEN - 4).contains(&len) && (len + 4).is_multiple_of(16) {
+        // forgery (see the module docs). The range and the alignment are
+        // one mask, so that how a length is wrong is not told by the time
+        // it takes.
+        let in_range = ct::ge(len, 12) & ct::ge(MAX_PACKET_LEN - 4, len);
+        let aligned = ct::is_zero((len + 4) % 16);
+        if ct::barrier(in_range & aligned) == usize::MAX {
             let total = 4 + len + mac_len;
             self.step = Step::Packet(total);
             Ok(total)

@@ -5,10 +5,13 @@
 use std::io::Read;
 use std::process::ExitCode;
 
+use cbc_hmac::esp::{EspKeys, EspOpener};
+use cbc_hmac::jose::CbcHmacAead;
 use cbc_hmac::record::{OpenJob, open_batch};
+use cbc_hmac::ssh::{SshKeys, SshOpener};
 use cbc_hmac::{Error, HmacKey, Opener, ProtocolVersion, RecordKeys};
 
-use super::case::{Case, Op};
+use super::case::{Case, Op, Suite};
 use super::leaky;
 use super::matrix::BATCH_LANES;
 
@@ -16,8 +19,9 @@ use super::matrix::BATCH_LANES;
 pub const CONTENT_TYPE: u8 = 23;
 
 /// Fixed work buffer: allocated first, so it is at the same address in
-/// every run whatever the case.
-const WORK_LEN: usize = 1 << 16;
+/// every run whatever the case. It holds the longest case: an SSH packet
+/// of the fixed bound a bad length consumes (256 KiB and the MAC).
+const WORK_LEN: usize = 1 << 19;
 
 /// The marker the tracer stops at and stops before.
 #[inline(always)]
@@ -40,6 +44,9 @@ pub fn main() -> ExitCode {
     let got = match case.op {
         Op::Verify => verify(&case, &mut work),
         Op::OpenBatch => open_many(&case, &mut work),
+        Op::SshOpen => ssh_open(&case, &mut work),
+        Op::EspOpen => esp_open(&case, &mut work),
+        Op::JoseOpen => jose_open(&case, &mut work),
         _ => open(&case, &mut work),
     };
     match got {
@@ -161,6 +168,119 @@ fn verify(case: &Case, work: &mut [u8]) -> Result<Option<usize>, String> {
 fn traced_verify(key: &HmacKey, msg: &[u8], tag: &[u8]) -> Result<(), Error> {
     marker();
     let r = key.verify(msg, tag);
+    marker();
+    r
+}
+
+/// The SSH open in the two steps a transport takes, both traced: the
+/// length (which decides how many bytes are read: public) and the
+/// packet. After a reject without EtM the opener must ask for the rest of
+/// the fixed bound, as a peer sees it do.
+fn ssh_open(case: &Case, work: &mut [u8]) -> Result<Option<usize>, String> {
+    let Suite::Ssh(suite) = case.suite else {
+        return Err("not an SSH case".into());
+    };
+    let keys = SshKeys {
+        enc_key: &case.enc_key,
+        iv: &case.iv,
+        mac_key: &case.mac_key,
+    };
+    let mut opener = SshOpener::with_backend(suite, keys, case.seq as u32, case.backend)
+        .map_err(|e| format!("opener: {e:?}"))?;
+    let n = case.data.len();
+    work[..n].copy_from_slice(&case.data);
+    match traced_ssh(&mut opener, &mut work[..n]) {
+        Ok(len) => Ok(Some(len)),
+        Err(Error::AuthenticationFailed) => {
+            let left = opener.bytes_to_discard();
+            let want = if suite.encrypt_then_mac() {
+                0
+            } else {
+                opener.discard_len() - n
+            };
+            if left != want {
+                return Err(format!("{left} bytes to discard, not {want}"));
+            }
+            Ok(None)
+        }
+        Err(e) => Err(format!("SSH open: {e:?}")),
+    }
+}
+
+#[inline(never)]
+fn traced_ssh(opener: &mut SshOpener, packet: &mut [u8]) -> Result<usize, Error> {
+    marker();
+    let r = opener
+        .open_length(packet)
+        .and_then(|_| opener.open(packet).map(|p| p.len()));
+    marker();
+    r
+}
+
+fn esp_open(case: &Case, work: &mut [u8]) -> Result<Option<usize>, String> {
+    let Suite::Esp(config) = case.suite else {
+        return Err("not an ESP case".into());
+    };
+    let keys = EspKeys {
+        enc_key: &case.enc_key,
+        auth_key: &case.mac_key,
+    };
+    let opener = EspOpener::with_backend(config, keys, case.backend)
+        .map_err(|e| format!("opener: {e:?}"))?;
+    let n = case.data.len();
+    work[..n].copy_from_slice(&case.data);
+    match traced_esp(&opener, case.seq, &mut work[..n]) {
+        Ok(len) => Ok(Some(len)),
+        Err(Error::AuthenticationFailed) => Ok(None),
+        Err(e) => Err(format!("ESP open: {e:?}")),
+    }
+}
+
+#[inline(never)]
+fn traced_esp(opener: &EspOpener, seq: u64, packet: &mut [u8]) -> Result<usize, Error> {
+    marker();
+    let r = opener.open_in_place(seq, packet).map(|p| p.payload.len());
+    marker();
+    r
+}
+
+/// The JOSE open; ciphertext, tag, AAD and IV all in the work buffer.
+fn jose_open(case: &Case, work: &mut [u8]) -> Result<Option<usize>, String> {
+    let Suite::Jose(alg) = case.suite else {
+        return Err("not a JOSE case".into());
+    };
+    let aead = CbcHmacAead::with_backend(alg, &case.enc_key, case.backend)
+        .map_err(|e| format!("AEAD: {e:?}"))?;
+    let (ct, rest) = work.split_at_mut(WORK_LEN / 2);
+    let (tag, rest) = rest.split_at_mut(256);
+    let (iv, aad) = rest.split_at_mut(256);
+    let (n, t, i, a) = (
+        case.data.len(),
+        case.tag.len(),
+        case.iv.len(),
+        case.aad.len(),
+    );
+    ct[..n].copy_from_slice(&case.data);
+    tag[..t].copy_from_slice(&case.tag);
+    iv[..i].copy_from_slice(&case.iv);
+    aad[..a].copy_from_slice(&case.aad);
+    match traced_jose(&aead, &iv[..i], &aad[..a], &mut ct[..n], &tag[..t]) {
+        Ok(len) => Ok(Some(len)),
+        Err(Error::AuthenticationFailed) => Ok(None),
+        Err(e) => Err(format!("JOSE open: {e:?}")),
+    }
+}
+
+#[inline(never)]
+fn traced_jose(
+    aead: &CbcHmacAead,
+    iv: &[u8],
+    aad: &[u8],
+    ct: &mut [u8],
+    tag: &[u8],
+) -> Result<usize, Error> {
+    marker();
+    let r = aead.open_in_place(iv, aad, ct, tag).map(|p| p.len());
     marker();
     r
 }

@@ -6,7 +6,7 @@ use cbc_hmac::{
     Backend, Combination, HmacKey, MacAlgorithm, MacOrder, ProtocolVersion, RecordConfig,
 };
 
-use super::case::{Case, Op};
+use super::case::{Case, Op, Suite};
 use super::check::Site;
 use super::child::CONTENT_TYPE;
 use crate::records::{self, Damage, Keys};
@@ -170,6 +170,7 @@ fn record_member(
             op,
             backend,
             config,
+            suite: Suite::Record,
             alg: config.combination.mac(),
             seq: SEQ,
             expect: (damage == Damage::None).then_some(len),
@@ -178,6 +179,7 @@ fn record_member(
             iv: keys.iv.to_vec(),
             data: record,
             tag: Vec::new(),
+            aad: Vec::new(),
         },
         outcome,
     }
@@ -316,6 +318,7 @@ pub fn verify_class(backend: Backend, alg: MacAlgorithm, msg_len: usize) -> Clas
                     ProtocolVersion::Tls12,
                     MacOrder::MacThenEncrypt,
                 ),
+                suite: Suite::Record,
                 alg,
                 seq: 0,
                 expect: damage.is_none().then_some(msg_len),
@@ -324,6 +327,7 @@ pub fn verify_class(backend: Backend, alg: MacAlgorithm, msg_len: usize) -> Clas
                 iv: Vec::new(),
                 data: msg,
                 tag,
+                aad: Vec::new(),
             },
             outcome: if damage.is_none() { "accept" } else { "reject" },
         });

@@ -6,8 +6,10 @@
 //! trace per outcome within a class, with accept and reject parting only
 //! at a declassification site.
 //!
-//! - `ct-check trace [--full] [--backend NAME]...`: the CI matrix (or the
-//!   long one) on every available backend.
+//! - `ct-check trace [--full] [--backend NAME]... [--only TEXT]...`: the
+//!   CI matrix (or the long one) on every available backend (or those
+//!   named), or its classes whose names contain one of the texts (for
+//!   example `--only "ssh open"`).
 //! - `ct-check trace --self-test`: the planted leaks of `leaky` must each
 //!   be caught, and the real open on the same inputs must pass.
 //! - `ct-check trace-child`: the traced side (see `child`).
@@ -15,6 +17,7 @@
 mod case;
 mod check;
 pub mod child;
+mod formats;
 mod leaky;
 mod matrix;
 mod ptrace;
@@ -192,6 +195,7 @@ fn matrix(backends: &[Backend], best: Backend, full: bool) -> Vec<Class> {
                 classes.push(matrix::verify_class(b, alg, n));
             }
         }
+        classes.extend(formats::classes(b, b == best, full));
     }
     classes
 }
@@ -288,9 +292,17 @@ pub fn main(args: &[String]) -> ExitCode {
         .ok()
         .and_then(|j| j.parse().ok())
         .unwrap_or(2usize);
+    let mut only: Vec<&str> = Vec::new();
     let mut it = args.iter();
     while let Some(a) = it.next() {
         match a.as_str() {
+            "--only" => match it.next() {
+                Some(text) => only.push(text),
+                None => {
+                    println!("ct-trace: FAILED (--only needs a text)");
+                    return ExitCode::from(2);
+                }
+            },
             "--backend" => match it.next().and_then(|n| Backend::from_name(n)) {
                 Some(b) => backends.push(b),
                 None => {
@@ -313,11 +325,14 @@ pub fn main(args: &[String]) -> ExitCode {
     }
     let best = Backend::detect();
     let start = Instant::now();
-    let classes = if self_test {
+    let mut classes = if self_test {
         self_test_classes(best)
     } else {
         matrix(&backends, best, full)
     };
+    if !only.is_empty() && !self_test {
+        classes.retain(|c| only.iter().any(|o| c.name.contains(o)));
+    }
     let names: Vec<&str> = backends.iter().map(|b| b.name()).collect();
     if !self_test {
         println!(

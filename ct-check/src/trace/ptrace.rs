@@ -135,14 +135,16 @@ impl Tracer {
         if unsafe { libc::ptrace(libc::PTRACE_SETOPTIONS, pid, 0, libc::PTRACE_O_EXITKILL) } == -1 {
             return Err(format!("PTRACE_SETOPTIONS: {}", errno()));
         }
+        // Run to the first marker, the case written meanwhile: a case
+        // longer than the pipe's buffer (an SSH packet of the fixed
+        // bound) is only taken while the child runs.
+        cont(pid)?;
         {
             let mut stdin = child.stdin.take().expect("piped stdin");
             stdin
                 .write_all(input)
                 .map_err(|e| format!("writing the case: {e}"))?;
         }
-        // Run to the first marker.
-        cont(pid)?;
         expect_trap(pid, wait(pid)?, "first marker")?;
         if self.load_base == 0 {
             self.load_base = load_base(pid, &self.exe)?;
