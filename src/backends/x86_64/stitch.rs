@@ -470,7 +470,7 @@ unsafe fn mte<K: HashKernel, const N: usize>(
         let m = K::H::OUTPUT_LEN;
         let bl = K::BLOCK;
         let (regs, mut chain, done, full) =
-            hash_ahead::<K, N>(&k, states, header, load(iv), body, plaintext_len);
+            hash_ahead::<K, N, 0>(&k, states, header, load(iv), body, plaintext_len);
         // The rest of the hash input is under one block: copied out, after
         // which the plaintext blocks may be encrypted while the MAC is
         // finished.
@@ -515,10 +515,15 @@ unsafe fn mte<K: HashKernel, const N: usize>(
 /// input (under one block, from `bl full - header.len()`) is still
 /// plaintext.
 ///
+/// `SITE` tells the callers' copies apart: each then has its own closure
+/// types, so the hash rounds and the AES slots, each called once per
+/// instance, are inlined into the loop (one instance shared by two callers
+/// leaves them out of line, which costs the stitching its overlap).
+///
 /// # Safety
 /// As [`mte`].
 #[inline(always)]
-unsafe fn hash_ahead<K: HashKernel, const N: usize>(
+unsafe fn hash_ahead<K: HashKernel, const N: usize, const SITE: u8>(
     k: &[__m128i; N],
     states: &HmacStates<K::H>,
     header: &[u8],
@@ -598,7 +603,8 @@ unsafe fn eam<K: HashKernel, const N: usize>(
         let k = load_keys(keys);
         let bl = K::BLOCK;
         let len = body.len();
-        let (regs, chain, done, full) = hash_ahead::<K, N>(&k, states, prefix, load(iv), body, len);
+        let (regs, chain, done, full) =
+            hash_ahead::<K, N, 1>(&k, states, prefix, load(iv), body, len);
         // The unhashed rest is copied out before it is encrypted.
         let p = prefix.len();
         let total = (bl + p + len) as u64;
