@@ -86,6 +86,10 @@ fn main() -> ExitCode {
             target: Duration::from_secs_f64(args.seconds),
         },
         openssl_version: args.compare.map(|_| reference::version().to_string()),
+        cpu: {
+            let cpu = machine::Cpu::here();
+            format!("{}, {}", cpu.model, cpu.id_summary())
+        },
     };
     let load_before = machine::load_average();
     let mut rows = Vec::new();
@@ -114,6 +118,7 @@ fn run_multi(args: &Args, backend: Backend, records: usize, connections: usize) 
     if !args.json {
         let _ = writeln!(out, "Backend: {backend} (open: {})", backend.open_kernel());
         let _ = writeln!(out, "CPU: {}, {}", cpu.model, cpu.id_summary());
+        let _ = writeln!(out, "{}", output::hash_kernel_line(backend));
         let _ = writeln!(
             out,
             "Multi-record {}, TLS 1.2 MAC-then-encrypt; {rounds} alternating rounds, \

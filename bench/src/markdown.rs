@@ -134,16 +134,19 @@ pub fn render(rows: &[Row], page: &Page<'_>) -> String {
     };
     let _ = writeln!(
         s,
-        "- **Machine:** {} ({} logical CPUs); CPU flags: {}",
+        "- **Machine:** {}, {} ({} logical CPUs); CPU flags: {}",
         page.cpu.model,
+        page.cpu.id_summary(),
         page.cpu.logical_cpus,
         page.cpu.flag_summary()
     );
     let _ = writeln!(
         s,
-        "- **Backend:** `{}` (uses {})",
+        "- **Backend:** `{}` (uses {}); open: {}; {}",
         info.backend,
-        info.backend.feature_names()
+        info.backend.feature_names(),
+        info.backend.open_kernel(),
+        crate::output::hash_kernel_line(info.backend)
     );
     if let Some(version) = &info.openssl_version {
         let _ = writeln!(
@@ -354,6 +357,7 @@ mod tests {
                 target: Duration::from_secs(1),
             },
             openssl_version: Some("OpenSSL 3.0.0".into()),
+            cpu: "Test CPU, unknown".into(),
         };
         let cpu = Cpu::parse("processor : 0\nmodel name : Test CPU\nflags : aes avx2\n");
         let args: Vec<String> = ["--compare", "openssl", "--plot", "docs/results/x y.svg"]
@@ -381,7 +385,10 @@ mod tests {
             "cargo run --release -p cbc-hmac-bench --features openssl -- --compare openssl \
              --plot 'docs/results/x y.svg'"
         ));
-        assert!(text.contains("Test CPU (1 logical CPUs); CPU flags: aes, no sha_ni, avx2"));
+        assert!(
+            text.contains("Test CPU, unknown (1 logical CPUs); CPU flags: aes, no sha_ni, avx2")
+        );
+        assert!(text.contains("Hash kernels: SHA-1 the sha1 crate; "));
         assert!(text.contains(
             "| AES-128-CBC-SHA1 | 16 KiB | 32.77 GB/s | 16.38 GB/s | **2.00** | 32.77 GB/s | \
              16.38 GB/s | **2.00** |"

@@ -341,9 +341,12 @@ pub fn json_line(
             format!("\"{}\"", backend.open_kernel()),
         ),
         ("cpu".into(), format!("\"{}\"", cpu.replace('"', "'"))),
+    ];
+    fields.extend(crate::output::hash_kernel_fields(backend));
+    fields.extend([
         ("rounds".into(), f.per_round[0].len().to_string()),
         ("gb_per_s".into(), format!("{ours:.4}")),
-    ];
+    ]);
     let mut first_reference = true;
     for (i, side) in sides.iter().enumerate().skip(1) {
         let theirs = f.median(i);

@@ -5,7 +5,7 @@
 use std::io::{self, IsTerminal, Write};
 use std::time::Instant;
 
-use cbc_hmac::Backend;
+use cbc_hmac::{Backend, MacAlgorithm};
 
 use crate::driver::{Figures, Outcome, Plan};
 use crate::measure::Measurement;
@@ -66,6 +66,34 @@ pub struct RunInfo {
     pub plan: Plan,
     /// OpenSSL's version string, when comparing.
     pub openssl_version: Option<String>,
+    /// The CPU, as [`crate::machine::Cpu::id_summary`] gives it (kernels
+    /// tuned on one model can be slow on another, so every figure names it).
+    pub cpu: String,
+}
+
+/// The hashes whose kernels reports name, with their JSON keys.
+const HASH_KERNELS: [(&str, &str, MacAlgorithm); 3] = [
+    ("SHA-1", "sha1_kernel", MacAlgorithm::HmacSha1),
+    ("SHA-256", "sha256_kernel", MacAlgorithm::HmacSha256),
+    ("SHA-384/512", "sha512_kernel", MacAlgorithm::HmacSha384),
+];
+
+/// `Hash kernels: SHA-1 SHA-NI; SHA-256 SHA-NI; SHA-384/512 ...`: what
+/// `backend` hashes with on this CPU, for text headers.
+pub fn hash_kernel_line(backend: Backend) -> String {
+    let kernels: Vec<String> = HASH_KERNELS
+        .iter()
+        .map(|&(hash, _, mac)| format!("{hash} {}", backend.hash_kernel(mac)))
+        .collect();
+    format!("Hash kernels: {}", kernels.join("; "))
+}
+
+/// The same as JSON members (`"sha1_kernel":"SHA-NI",...`), keys first.
+pub fn hash_kernel_fields(backend: Backend) -> Vec<(String, String)> {
+    HASH_KERNELS
+        .iter()
+        .map(|&(_, key, mac)| (key.to_string(), json_string(backend.hash_kernel(mac))))
+        .collect()
 }
 
 /// Writes rows to `out` as text or JSON lines.
@@ -99,6 +127,8 @@ impl<W: Write> Reporter<W> {
             self.info.backend,
             self.info.backend.open_kernel()
         )?;
+        writeln!(self.out, "CPU: {}", self.info.cpu)?;
+        writeln!(self.out, "{}", hash_kernel_line(self.info.backend))?;
         let plan = &self.info.plan;
         if plan.threads > 1 {
             writeln!(
@@ -228,12 +258,14 @@ fn json_line(row: &Row, info: &RunInfo) -> String {
         ("direction", json_string(row.direction)),
         ("payload", p.to_string()),
         ("backend", json_string(info.backend.name())),
+        ("cpu", json_string(&info.cpu)),
         ("open_kernel", json_string(info.backend.open_kernel())),
-        ("threads", info.plan.threads.to_string()),
     ]
     .into_iter()
     .map(|(k, v)| (k.to_string(), v))
     .collect();
+    fields.extend(hash_kernel_fields(info.backend));
+    fields.push(("threads".into(), info.plan.threads.to_string()));
     let add = |fields: &mut Vec<(String, String)>, prefix: &str, f: &Figures| {
         let m: Measurement = f.total();
         let mut put = |key: &str, value: String| fields.push((format!("{prefix}{key}"), value));
@@ -387,6 +419,7 @@ mod tests {
             backend: Backend::Portable,
             plan: plan(threads, compare),
             openssl_version: compare.then(|| "OpenSSL 3.0.0".to_string()),
+            cpu: "GenuineIntel family 6 model 207 (0x6/0xcf)".into(),
         }
     }
 
@@ -434,30 +467,41 @@ mod tests {
         let lines: Vec<&str> = text.lines().collect();
         let open = Backend::Portable.open_kernel();
         assert_eq!(lines[0], format!("Backend: portable (open: {open})"));
+        assert_eq!(lines[1], "CPU: GenuineIntel family 6 model 207 (0x6/0xcf)");
         assert_eq!(
-            lines[1],
+            lines[2],
+            "Hash kernels: SHA-1 the sha1 crate; SHA-256 the sha2 crate; \
+             SHA-384/512 the sha2 crate"
+        );
+        assert_eq!(
+            lines[3],
             "Checking cipher-MAC combinations, payload size: 16"
         );
         assert_eq!(
-            lines[2].trim(),
+            lines[4].trim(),
             "AES-128-CBC-SHA1 seal   0.00 GB/sec    500000.0 ns/op"
         );
-        assert_eq!(lines[3], "");
-        assert_eq!(lines[4], "Checking MAC algorithms, payload size: 16");
-        assert!(lines[5].trim_start().starts_with("SHA1 "));
+        assert_eq!(lines[5], "");
+        assert_eq!(lines[6], "Checking MAC algorithms, payload size: 16");
+        assert!(lines[7].trim_start().starts_with("SHA1 "));
     }
 
     #[test]
     fn json_lines() {
         let open = json_string(Backend::Portable.open_kernel());
+        let cpu = json_string("GenuineIntel family 6 model 207 (0x6/0xcf)");
         assert_eq!(
             report(true),
             format!(
                 "{{\"section\":\"combination\",\"name\":\"AES-128-CBC-SHA1\",\"direction\":\"seal\",\
-                 \"payload\":16,\"backend\":\"portable\",\"open_kernel\":{open},\"threads\":1,\
+                 \"payload\":16,\"backend\":\"portable\",\"cpu\":{cpu},\"open_kernel\":{open},\
+                 \"sha1_kernel\":\"the sha1 crate\",\"sha256_kernel\":\"the sha2 crate\",\
+                 \"sha512_kernel\":\"the sha2 crate\",\"threads\":1,\
                  \"bytes\":16000,\"seconds\":0.500000,\"gb_per_s\":0.000032,\"ops\":1000}}\n\
                  {{\"section\":\"mac\",\"name\":\"HMAC-SHA1\",\"direction\":\"mac\",\
-                 \"payload\":16,\"backend\":\"portable\",\"open_kernel\":{open},\"threads\":1,\
+                 \"payload\":16,\"backend\":\"portable\",\"cpu\":{cpu},\"open_kernel\":{open},\
+                 \"sha1_kernel\":\"the sha1 crate\",\"sha256_kernel\":\"the sha2 crate\",\
+                 \"sha512_kernel\":\"the sha2 crate\",\"threads\":1,\
                  \"bytes\":16000,\"seconds\":0.500000,\"gb_per_s\":0.000032,\"ops\":1000}}\n"
             )
         );

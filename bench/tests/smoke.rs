@@ -99,6 +99,10 @@ fn json_lines_only() {
             "\"direction\":",
             "\"payload\":64,",
             "\"backend\":",
+            "\"cpu\":",
+            "\"sha1_kernel\":",
+            "\"sha256_kernel\":",
+            "\"sha512_kernel\":",
             "\"bytes\":",
             "\"seconds\":",
             "\"gb_per_s\":",
@@ -196,7 +200,9 @@ fn threads_report_aggregate_and_efficiency() {
         "AES128-SHA",
     ]);
     let lines: Vec<&str> = text.lines().collect();
-    assert!(lines[1].starts_with("Threads: 2 "), "{text}");
+    assert!(lines[1].starts_with("CPU: "), "{text}");
+    assert!(lines[2].starts_with("Hash kernels: SHA-1 "), "{text}");
+    assert!(lines[3].starts_with("Threads: 2 "), "{text}");
     let results: Vec<&str> = lines
         .iter()
         .copied()
@@ -554,6 +560,7 @@ fn format_sections_cover_every_algorithm_and_check_results() {
         let lines: Vec<&str> = text.lines().collect();
         assert!(lines[0].starts_with("Backend: "), "{text}");
         assert!(lines[1].starts_with("CPU: "), "{text}");
+        assert!(lines[2].starts_with("Hash kernels: "), "{text}");
         for label in &labels {
             for payload in [64, 1408] {
                 let tail = format!("{label} {payload:>6} B ");
@@ -566,7 +573,7 @@ fn format_sections_cover_every_algorithm_and_check_results() {
                 assert!(line.contains(" ns/packet"), "{line:?}");
             }
         }
-        assert_eq!(lines.len(), 3 + 2 * labels.len(), "{text}");
+        assert_eq!(lines.len(), 4 + 2 * labels.len(), "{text}");
     }
 }
 

@@ -24,7 +24,7 @@
 
 use core::fmt;
 
-use crate::combination::Cipher;
+use crate::combination::{Cipher, MacAlgorithm};
 use crate::primitives::hash::{Compress, Engine, HashFunction};
 
 pub(crate) mod batch;
@@ -132,6 +132,41 @@ impl Backend {
             Backend::AesNiAvx2 => "AES-NI decryption fused with AVX2/BMI2 SHA",
             Backend::AesNi => "AES-NI decryption, then the sha1/sha2 crates",
             Backend::Portable => "the aes/cbc crates, then the sha1/sha2 crates",
+        }
+    }
+
+    /// The kernel that runs `mac`'s hash (its compression function) when
+    /// this backend hashes, on this CPU and under `CBC_HMAC_CPUID_OVERRIDE`:
+    /// SHA-NI has no SHA-512, so SHA-384 and SHA-512 run on a vector kernel
+    /// whose best form differs by CPU model (see the table in
+    /// `backends/cpu.rs`), and reports say which ran.
+    ///
+    /// ```
+    /// use cbc_hmac::{Backend, MacAlgorithm};
+    ///
+    /// let kernel = Backend::Portable.hash_kernel(MacAlgorithm::HmacSha384);
+    /// assert_eq!(kernel, "the sha2 crate");
+    /// ```
+    pub fn hash_kernel(self, mac: MacAlgorithm) -> &'static str {
+        let wide = matches!(mac, MacAlgorithm::HmacSha384 | MacAlgorithm::HmacSha512);
+        let crate_name = match mac {
+            MacAlgorithm::HmacSha1 => "the sha1 crate",
+            _ => "the sha2 crate",
+        };
+        match self {
+            Backend::Vaes512ShaNi | Backend::AesNiShaNi | Backend::AesNiAvx2 if wide => {
+                #[cfg(target_arch = "x86_64")]
+                {
+                    x86_64::sha512::Sha512Kernel::new(cpu::enabled()).name()
+                }
+                #[cfg(not(target_arch = "x86_64"))]
+                {
+                    crate_name
+                }
+            }
+            Backend::Vaes512ShaNi | Backend::AesNiShaNi => "SHA-NI",
+            Backend::AesNiAvx2 => "AVX2 schedule, BMI2 rounds",
+            Backend::AesNi | Backend::Portable => crate_name,
         }
     }
 

@@ -780,10 +780,22 @@ impl Sha512Kernel {
         } else {
             None
         };
+        // Which of the two vector kernels is faster depends on the CPU
+        // model: see the table in `backends/cpu.rs`.
+        let avx512 = crate::backends::cpu::Tuning::get().sha512_avx512;
         match (avx2, vaes) {
-            (Some(a), Some(v)) => Sha512Kernel::Avx512(super::Avx512Bmi::new(a, v)),
-            (Some(a), None) => Sha512Kernel::Avx2(a),
+            (Some(a), Some(v)) if avx512 => Sha512Kernel::Avx512(super::Avx512Bmi::new(a, v)),
+            (Some(a), _) => Sha512Kernel::Avx2(a),
             _ => Sha512Kernel::Crate,
+        }
+    }
+
+    /// What this kernel is, for reports.
+    pub(crate) fn name(self) -> &'static str {
+        match self {
+            Sha512Kernel::Crate => "the sha2 crate",
+            Sha512Kernel::Avx2(_) => "AVX2 schedule, BMI2 rounds",
+            Sha512Kernel::Avx512(_) => "AVX-512VL schedule and split rounds",
         }
     }
 
