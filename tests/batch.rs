@@ -363,4 +363,21 @@ fn bad_jobs_get_their_own_errors() {
         jobs[0].result(),
         Some(Err(Error::IvMismatch { .. }))
     ));
+
+    // A batch of one bad job (the single-seal path) gets the same errors.
+    let mut sealer = conns[0].sealer(Backend::detect());
+    let mut small = vec![0u8; 10];
+    let mut jobs = [SealJob::new(&mut sealer, 1, 23, &mut small, 100)];
+    seal_batch(&mut jobs);
+    assert!(matches!(
+        jobs[0].result(),
+        Some(Err(Error::BufferTooSmall { .. }))
+    ));
+    let mut big = vec![0u8; 20000 + 64];
+    let mut slots = [SealRecord::new(&mut big, 20000)];
+    sealer.seal_many_in_place(1, 23, &mut slots);
+    assert!(matches!(
+        slots[0].result(),
+        Some(Err(Error::PlaintextTooLong { .. }))
+    ));
 }

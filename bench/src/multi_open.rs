@@ -13,6 +13,8 @@
 //! ratios compare the opens plus one `memcpy` of the records each.
 
 use cbc_hmac::record::{OpenJob, OpenRecord, open_batch};
+
+use crate::multi::gathered;
 use cbc_hmac::{Backend, Opener, RecordKeys, Sealer};
 
 use crate::multi::{Shape, Side, config, keys, plaintext};
@@ -134,27 +136,34 @@ impl OursOpen {
                 });
             }
         } else if conns == 1 {
-            let mut records: Vec<OpenRecord<'_>> = self
+            let n = self.work.len();
+            let records = self
                 .work
                 .iter_mut()
-                .map(|b| OpenRecord::new(CONTENT_TYPE, b))
-                .collect();
-            self.openers[0].open_many_in_place(self.sealed.seqs[0], &mut records);
-            for (range, r) in self.ranges.iter_mut().zip(&records) {
-                *range = r.result().and_then(Result::ok);
-            }
+                .map(|b| OpenRecord::new(CONTENT_TYPE, b));
+            let (opener, seq, ranges) =
+                (&mut self.openers[0], self.sealed.seqs[0], &mut self.ranges);
+            gathered(n, records, |records| {
+                opener.open_many_in_place(seq, records);
+                for (range, r) in ranges.iter_mut().zip(records.iter()) {
+                    *range = r.result().and_then(Result::ok);
+                }
+            });
         } else {
-            let mut jobs: Vec<OpenJob<'_>> = self
+            let n = self.work.len();
+            let jobs = self
                 .openers
                 .iter_mut()
                 .zip(self.work.iter_mut())
                 .zip(&self.sealed.seqs)
-                .map(|((o, b), &seq)| OpenJob::new(o, seq, CONTENT_TYPE, b))
-                .collect();
-            open_batch(&mut jobs);
-            for (range, j) in self.ranges.iter_mut().zip(&jobs) {
-                *range = j.result().and_then(Result::ok);
-            }
+                .map(|((o, b), &seq)| OpenJob::new(o, seq, CONTENT_TYPE, b));
+            let ranges = &mut self.ranges;
+            gathered(n, jobs, |jobs| {
+                open_batch(jobs);
+                for (range, j) in ranges.iter_mut().zip(jobs.iter()) {
+                    *range = j.result().and_then(Result::ok);
+                }
+            });
         }
     }
 }

@@ -15,7 +15,8 @@
 //! [`Sealer::seal_in_place_with_iv`]) would seal it. Each record has its
 //! own result; a record with bad lengths gets its typed error and does not
 //! affect the others. Nothing allocates: the caller owns the job slice and
-//! the buffers, lane state lives on the stack.
+//! the buffers, lane state lives on the stack. A batch of one record runs
+//! the single-record seal directly, so it costs what that does.
 
 use super::{MacOrder, Sealer};
 use crate::Combination;
@@ -163,6 +164,14 @@ impl core::fmt::Debug for SealJob<'_> {
 /// # Ok::<(), cbc_hmac::Error>(())
 /// ```
 pub fn seal_batch(jobs: &mut [SealJob<'_>]) {
+    // One job: the single seal, without grouping or the window.
+    if let [job] = jobs {
+        let (sealer, r) = (&mut *job.sealer, &mut job.record);
+        r.result = Some(sealer.check_job(r.buf, r.plaintext_len, r.iv).map(|()| {
+            sealer.seal_checked(job.seq, job.content_type, r.buf, r.plaintext_len, r.iv)
+        }));
+        return;
+    }
     for job in jobs.iter_mut() {
         let r = &mut job.record;
         r.result = job
@@ -282,6 +291,13 @@ impl Sealer {
                 Some(_) => self.check_job(r.buf, r.plaintext_len, r.iv).err().map(Err),
                 None => Some(Err(Error::SequenceOverflow)),
             };
+        }
+        if let [r] = records
+            && r.result.is_none()
+        {
+            let n = self.seal_checked(first_seq, content_type, r.buf, r.plaintext_len, r.iv);
+            r.result = Some(Ok(n));
+            return;
         }
         if self.chains() {
             for (i, r) in records.iter_mut().enumerate() {

@@ -172,6 +172,21 @@ impl Sealer {
         check_seal_len(plaintext_len, self.sealed_len(plaintext_len), buf.len())
     }
 
+    /// Seals one record alone, lengths and IV already checked
+    /// ([`Sealer::check_job`]): the IV given, else the next one. What a
+    /// batch of one record runs, without the lane window.
+    pub(super) fn seal_checked(
+        &mut self,
+        seq: u64,
+        content_type: u8,
+        buf: &mut [u8],
+        plaintext_len: usize,
+        iv: Option<[u8; 16]>,
+    ) -> usize {
+        let iv = iv.unwrap_or_else(|| self.next_iv());
+        self.seal_with(seq, content_type, buf, plaintext_len, iv)
+    }
+
     /// Seals with lengths already checked.
     fn seal_with(
         &mut self,
