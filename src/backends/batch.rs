@@ -28,6 +28,11 @@ use crate::primitives::hmac::{AnyStates, HmacStates};
 /// Jobs per window: the lanes of the widest kernel.
 pub(crate) const WINDOW: usize = 16;
 
+/// Fewer seal jobs than this never share lanes (no hash's lane kernel pays
+/// below three busy lanes), so callers seal them one by one, without a
+/// window.
+pub(crate) const FEWEST_LANES: usize = 3;
+
 /// Which comes first.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Order {
@@ -435,6 +440,12 @@ mod lanes {
             used: usize,
         );
     }
+
+    const _: () = assert!(
+        Sha1::MIN_BUSY >= super::FEWEST_LANES
+            && Sha256::MIN_BUSY >= super::FEWEST_LANES
+            && Sha384::MIN_BUSY >= super::FEWEST_LANES
+    );
 
     impl LaneHash for Sha1 {
         const MIN_BUSY: usize = 5;

@@ -15,12 +15,13 @@
 //! [`Sealer::seal_in_place_with_iv`]) would seal it. Each record has its
 //! own result; a record with bad lengths gets its typed error and does not
 //! affect the others. Nothing allocates: the caller owns the job slice and
-//! the buffers, lane state lives on the stack. A batch of one record runs
-//! the single-record seal directly, so it costs what that does.
+//! the buffers, lane state lives on the stack. A batch of one or two
+//! records, too few to share lanes, runs the single-record seal directly,
+//! so it costs what that does.
 
 use super::{MacOrder, Sealer};
 use crate::Combination;
-use crate::backends::batch::{self, WINDOW, Window};
+use crate::backends::batch::{self, FEWEST_LANES, WINDOW, Window};
 use crate::error::Error;
 
 /// One record of a [`Sealer::seal_many_in_place`] call: its buffer (laid
@@ -164,12 +165,15 @@ impl core::fmt::Debug for SealJob<'_> {
 /// # Ok::<(), cbc_hmac::Error>(())
 /// ```
 pub fn seal_batch(jobs: &mut [SealJob<'_>]) {
-    // One job: the single seal, without grouping or the window.
-    if let [job] = jobs {
-        let (sealer, r) = (&mut *job.sealer, &mut job.record);
-        r.result = Some(sealer.check_job(r.buf, r.plaintext_len, r.iv).map(|()| {
-            sealer.seal_checked(job.seq, job.content_type, r.buf, r.plaintext_len, r.iv)
-        }));
+    // Too few jobs to share lanes (a public count): single seals, without
+    // grouping or the window.
+    if jobs.len() < FEWEST_LANES {
+        for job in jobs {
+            let (sealer, r) = (&mut *job.sealer, &mut job.record);
+            r.result = Some(sealer.check_job(r.buf, r.plaintext_len, r.iv).map(|()| {
+                sealer.seal_checked(job.seq, job.content_type, r.buf, r.plaintext_len, r.iv)
+            }));
+        }
         return;
     }
     for job in jobs.iter_mut() {
@@ -292,18 +296,13 @@ impl Sealer {
                 None => Some(Err(Error::SequenceOverflow)),
             };
         }
-        if let [r] = records
-            && r.result.is_none()
-        {
-            let n = self.seal_checked(first_seq, content_type, r.buf, r.plaintext_len, r.iv);
-            r.result = Some(Ok(n));
-            return;
-        }
-        if self.chains() {
+        // TLS 1.0, or too few records to share lanes: one after another.
+        if self.chains() || records.len() < FEWEST_LANES {
             for (i, r) in records.iter_mut().enumerate() {
                 if r.result.is_none() {
                     let seq = first_seq + i as u64;
-                    r.result = Some(self.seal_in_place(seq, content_type, r.buf, r.plaintext_len));
+                    let n = self.seal_checked(seq, content_type, r.buf, r.plaintext_len, r.iv);
+                    r.result = Some(Ok(n));
                 }
             }
             return;
