@@ -177,10 +177,11 @@ fn open_batch_matches_single_record_open() {
         for round in 0..40 {
             let jobs = match round {
                 0 => 1,
-                1 => 3,
-                2 => 16,
-                3 => 17,
-                4 => 64,
+                1 => 2,
+                2 => 3,
+                3 => 16,
+                4 => 17,
+                5 => 64,
                 _ => 1 + rng.below(40),
             };
             let kinds = 1 + rng.below(if round % 2 == 0 { 2 } else { configs.len() });

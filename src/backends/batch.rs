@@ -28,8 +28,8 @@ use crate::primitives::hmac::{AnyStates, HmacStates};
 /// Jobs per window: the lanes of the widest kernel.
 pub(crate) const WINDOW: usize = 16;
 
-/// Fewer seal jobs than this never share lanes (no hash's lane kernel pays
-/// below three busy lanes), so callers seal them one by one, without a
+/// Fewer jobs than this never share lanes (no hash's lane kernel pays below
+/// three busy lanes), so callers seal or open them one by one, without a
 /// window.
 pub(crate) const FEWEST_LANES: usize = 3;
 

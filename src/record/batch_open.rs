@@ -30,8 +30,9 @@
 //! ([`Error::BadRecordMac`]) has its decrypted region zeroed; unlike the
 //! single encrypt-then-MAC open, which never decrypts a record whose MAC
 //! fails, the batch decrypts every record, so it wipes those too. Nothing
-//! allocates. A batch of one record runs the single open (with the batch's
-//! wipe on reject), so it costs what `open_in_place` costs.
+//! allocates. A batch of one or two records (two of TLS 1.1+ or DTLS), too
+//! few to share lanes, runs the single open (with the batch's wipe on
+//! reject), so it costs what `open_in_place` costs.
 
 use core::ops::Range;
 
@@ -42,7 +43,7 @@ use super::ct_open::{
     secret_tail, split_record,
 };
 use super::{MacOrder, Opener, mac_header_after, mac_prefix};
-use crate::backends::batch::{BatchHash, HashJob, SecretTailJob, WINDOW};
+use crate::backends::batch::{BatchHash, FEWEST_LANES, HashJob, SecretTailJob, WINDOW};
 use crate::backends::{AesKey, Backend, DecryptAbsorb, with_compressor};
 use crate::error::Error;
 use crate::primitives::ct;
@@ -187,9 +188,12 @@ impl core::fmt::Debug for OpenJob<'_> {
 /// # Ok::<(), cbc_hmac::Error>(())
 /// ```
 pub fn open_batch(jobs: &mut [OpenJob<'_>]) {
-    // One job (a public count): the single open, without the window.
-    if let [job] = jobs {
-        job.record.result = Some(job.opener.open_one(job.seq, &mut job.record));
+    // Too few jobs to share lanes (a public count): single opens, without
+    // the window. Each job has its own opener, so they are independent.
+    if jobs.len() < FEWEST_LANES {
+        for job in jobs {
+            job.record.result = Some(job.opener.open_one(job.seq, &mut job.record));
+        }
         return;
     }
     for job in jobs.iter_mut() {
@@ -292,10 +296,16 @@ impl Opener {
                 None => Some(Err(Error::SequenceOverflow)),
             };
         }
-        if let [r] = records
-            && r.result.is_none()
-        {
-            r.result = Some(self.open_one(first_seq, r));
+        // Too few records to share lanes, and independent (explicit IVs, or
+        // only one): single opens, without the window. (TLS 1.0 records
+        // chain through the window, whose rule for a rejected record
+        // differs from the single open's.)
+        if records.len() == 1 || (records.len() < FEWEST_LANES && self.chained_iv().is_none()) {
+            for (i, r) in records.iter_mut().enumerate() {
+                if r.result.is_none() {
+                    r.result = Some(self.open_one(first_seq + i as u64, r));
+                }
+            }
             return;
         }
         let order = self.config().mac_order;
