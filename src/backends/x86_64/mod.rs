@@ -19,6 +19,7 @@ pub(crate) mod aes;
 pub(crate) mod lanes;
 pub(crate) mod sha;
 pub(crate) mod sha512;
+mod sha512_pair;
 pub(crate) mod sha_avx2;
 pub(crate) mod stitch;
 #[cfg(test)]
