@@ -53,7 +53,7 @@ fn cpu_bits() -> u32 {
 /// |---|---|---|
 /// | AMD family 0x19 (Zen 4) | VAES-512 decryption fused with SHA-NI | AVX-512VL schedule and split rounds (6-7% faster than AVX2 there, the split rounds about 5% more) |
 /// | AMD family 0x1A (Zen 5) and later | VAES-512 decryption fused with SHA-NI | AVX2 schedule, BMI2 rounds (SHA-384 at 16 KiB: 1.06 GB/s against 0.75-0.77 GB/s for the AVX-512VL kernel) |
-/// | Intel, and any other | AES-NI decryption fused with SHA-NI | AVX-512VL schedule and split rounds (family 6 model 0xCF: SHA-384 at 16 KiB 0.95x OpenSSL against 0.80x for AVX2, medians of alternating runs) |
+/// | Intel, and any other | AES-NI decryption fused with SHA-NI | AVX-512VL schedule and split rounds (family 6 model 0xCF: SHA-384 at 16 KiB 0.94x OpenSSL against 0.84x for AVX2, medians of 6 alternating runs) |
 ///
 /// Why the open differs: on Intel family 6 model 0xCF, 512-bit VAES beside
 /// legacy-SSE SHA-NI in one loop took 1.5 ms per 16 KiB record against
