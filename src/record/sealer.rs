@@ -174,7 +174,7 @@ impl Sealer {
 
     /// Seals one record alone, lengths and IV already checked
     /// ([`Sealer::check_job`]): the IV given, else the next one. What a
-    /// batch of one record runs, without the lane window.
+    /// batch too small to share lanes runs, without the lane window.
     pub(super) fn seal_checked(
         &mut self,
         seq: u64,
