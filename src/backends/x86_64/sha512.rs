@@ -358,6 +358,40 @@ fn store2(out: &mut [u64; 2], x: __m128i) {
     unsafe { _mm_storeu_si128(out.as_mut_ptr().cast(), x) }
 }
 
+/// The a half of a round on the integer units: `t1 += Sigma0(a) + Maj(a,
+/// b, c)`, with Maj = ((a ^ b) & (b ^ c)) ^ b from `bc` = b ^ c; `ab`
+/// receives a ^ b (the next round's `bc`). Shared by `rounds_with` and
+/// the two-block loop of `sha512_pair`.
+macro_rules! a_part {
+    ($a:expr, $b:expr, $bc:expr, $t1:expr, $ab:expr) => {
+        // SAFETY: registers only.
+        unsafe {
+            core::arch::asm!(
+                "rorx {s0}, {a}, 28",
+                "mov {ab}, {a}",
+                "rorx {s}, {a}, 34",
+                "xor {ab}, {b}",
+                "xor {s0}, {s}",
+                "rorx {s}, {a}, 39",
+                "and {bc}, {ab}",
+                "xor {s0}, {s}",
+                "xor {bc}, {b}",
+                "add {t1}, {s0}",
+                "add {t1}, {bc}",
+                a = in(reg) $a,
+                b = in(reg) $b,
+                bc = inout(reg) $bc => _,
+                t1 = inout(reg) $t1,
+                ab = out(reg) $ab,
+                s0 = out(reg) _,
+                s = out(reg) _,
+                options(nomem, nostack),
+            );
+        }
+    };
+}
+pub(super) use a_part;
+
 /// Half a round on the integer units: `h += W[t] + K[t] + Ch(e, f, g) +
 /// Sigma1(e)` (now T1), then `d += h`, reading `W[t] + K[t]` from the ring
 /// `$wk` (see [`rounds_with`]).
@@ -450,36 +484,6 @@ unsafe fn rounds_with<S: Schedule, F: FnMut(usize)>(
             // SAFETY: the caller guarantees the features of `S`.
             let pair = unsafe { S::next_pair(&mut x, $p) };
             store2(&mut wk.0[$p % 16], pair);
-        };
-    }
-    // t1 += Sigma0(a) + Maj(a, b, c), with Maj = ((a ^ b) & (b ^ c)) ^ b
-    // from bc = b ^ c; ab = a ^ b (the next round's bc).
-    macro_rules! a_part {
-        ($a:expr, $b:expr, $bc:expr, $t1:expr, $ab:expr) => {
-            // SAFETY: registers only.
-            unsafe {
-                core::arch::asm!(
-                    "rorx {s0}, {a}, 28",
-                    "mov {ab}, {a}",
-                    "rorx {s}, {a}, 34",
-                    "xor {ab}, {b}",
-                    "xor {s0}, {s}",
-                    "rorx {s}, {a}, 39",
-                    "and {bc}, {ab}",
-                    "xor {s0}, {s}",
-                    "xor {bc}, {b}",
-                    "add {t1}, {s0}",
-                    "add {t1}, {bc}",
-                    a = in(reg) $a,
-                    b = in(reg) $b,
-                    bc = inout(reg) $bc => _,
-                    t1 = inout(reg) $t1,
-                    ab = out(reg) $ab,
-                    s0 = out(reg) _,
-                    s = out(reg) _,
-                    options(nomem, nostack),
-                );
-            }
         };
     }
     macro_rules! round {

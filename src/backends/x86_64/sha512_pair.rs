@@ -17,7 +17,7 @@
 use core::arch::x86_64::*;
 
 use super::sha::HashKernel;
-use super::sha512::{K512, Sha384Avx2};
+use super::sha512::{K512, Sha384Avx2, a_part};
 
 /// The sums `W[t] + K[t]` of a pair of blocks, in the schedule's layout:
 /// entry `p` holds words `2 p` and `2 p + 1` of block one, then those of
@@ -179,34 +179,6 @@ unsafe fn rounds80<F: FnMut(usize)>(state: [u64; 8], sums: *const u8, mut before
     let (mut p1, mut p2, mut p3, mut bcp) = (b, c, d, c ^ d);
     let mut t1p = 0u64;
     let (mut e0, mut e1, mut e2, mut e3) = (e, f, g, h);
-    macro_rules! a_part {
-        ($a:expr, $b:expr, $bc:expr, $t1:expr, $ab:expr) => {
-            // SAFETY: registers only.
-            unsafe {
-                core::arch::asm!(
-                    "rorx {s0}, {a}, 28",
-                    "mov {ab}, {a}",
-                    "rorx {s}, {a}, 34",
-                    "xor {ab}, {b}",
-                    "xor {s0}, {s}",
-                    "rorx {s}, {a}, 39",
-                    "and {bc}, {ab}",
-                    "xor {s0}, {s}",
-                    "xor {bc}, {b}",
-                    "add {t1}, {s0}",
-                    "add {t1}, {bc}",
-                    a = in(reg) $a,
-                    b = in(reg) $b,
-                    bc = inout(reg) $bc => _,
-                    t1 = inout(reg) $t1,
-                    ab = out(reg) $ab,
-                    s0 = out(reg) _,
-                    s = out(reg) _,
-                    options(nomem, nostack),
-                );
-            }
-        };
-    }
     macro_rules! round {
         ($t:expr) => {
             let t: usize = $t;
