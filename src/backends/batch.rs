@@ -705,6 +705,22 @@ mod lanes {
         }
     }
 
+    /// The engine of a message shorter than a block: `state`, with the
+    /// header and `data` buffered, as [`Lane::engine`] leaves it.
+    fn short_engine<H: HashFunction>(
+        state: &H::State,
+        prefix: &[u8; 13],
+        data: &[u8],
+    ) -> Engine<H> {
+        let mut e = Engine::<H>::resume(*state, 0);
+        let buf = e.buffer.as_mut();
+        buf[..13].copy_from_slice(prefix);
+        buf[13..13 + data.len()].copy_from_slice(data);
+        e.buffered = 13 + data.len();
+        e.total = (H::BLOCK_LEN + 13 + data.len()) as u64;
+        e
+    }
+
     fn hash_group<H: LaneHash>(
         t: Vaes512,
         group: &mut [Option<&mut HashJob<'_, H>>; 16],
@@ -714,6 +730,13 @@ mod lanes {
         let mut lanes: [Option<Lane<'_, H>>; 16] = core::array::from_fn(|_| None);
         for ((lane, st), job) in lanes.iter_mut().zip(&mut state).zip(group.iter_mut()) {
             if let Some(job) = job {
+                if job.tag.is_none() && 13 + job.data.len() < H::BLOCK_LEN {
+                    // Shorter than a block and not finished here (the
+                    // prefix of a short record being opened): nothing to
+                    // hash, and no lane to build.
+                    job.engine = Some(short_engine(&job.states.inner, &job.prefix, job.data));
+                    continue;
+                }
                 *st = job.states.inner;
                 let l = Lane::new(&job.prefix, job.data, job.tag.is_some());
                 if !l.busy() {

@@ -218,6 +218,14 @@ pub(crate) fn opaque(x: usize) -> usize {
     x as usize
 }
 
+/// `x`, hidden from the optimiser in a vector register (see
+/// `primitives::ct::barrier16`).
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+pub(crate) fn opaque16(x: [u8; 16]) -> [u8; 16] {
+    x86_64::opaque_bytes16(x)
+}
+
 /// Expanded AES key material, in the form its backend needs.
 #[derive(Clone)]
 pub(crate) enum AesKey {

@@ -22,6 +22,21 @@ pub(crate) fn barrier(x: usize) -> usize {
     }
 }
 
+/// [`barrier`] for sixteen bytes, in one vector register on x86-64: an
+/// accumulator passed through it each iteration keeps a loop from being
+/// vectorised across iterations.
+#[inline(always)]
+pub(crate) fn barrier16(x: [u8; 16]) -> [u8; 16] {
+    #[cfg(target_arch = "x86_64")]
+    {
+        crate::backends::opaque16(x)
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        core::hint::black_box(x)
+    }
+}
+
 /// All ones if the top bit of `x` is set.
 #[inline(always)]
 fn msb_mask(x: usize) -> usize {

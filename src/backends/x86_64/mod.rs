@@ -192,6 +192,17 @@ pub(crate) fn opaque_u32(mut x: u32) -> u32 {
     x
 }
 
+/// Sixteen bytes through [`pin_xmm`]: one vector register, no memory.
+#[inline(always)]
+pub(crate) fn opaque_bytes16(x: [u8; 16]) -> [u8; 16] {
+    // SAFETY: `[u8; 16]` and `__m128i` are both 16 bytes with every bit
+    // pattern valid.
+    let mut v: __m128i = unsafe { core::mem::transmute(x) };
+    pin_xmm(&mut v);
+    // SAFETY: as above.
+    unsafe { core::mem::transmute(v) }
+}
+
 /// [`opaque_u32`] for 64-bit values.
 #[inline(always)]
 pub(crate) fn opaque_u64(mut x: u64) -> u64 {
