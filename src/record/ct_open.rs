@@ -137,6 +137,13 @@ fn shifted_matches<const N: usize>(window: &[u8], d: usize, expected: &[u8]) -> 
         let at = 8 * i;
         if at + 8 <= window.len() {
             *word = u64::from_le_bytes(window[at..at + 8].try_into().expect("8 bytes"));
+        } else if at < window.len() && window.len() >= 8 {
+            // The window's last eight bytes, shifted down to the partial
+            // word, instead of a byte copy into a zeroed word that the
+            // word load right after cannot take from the store buffer.
+            let end = window.len();
+            let tail = u64::from_le_bytes(window[end - 8..].try_into().expect("8 bytes"));
+            *word = tail >> (8 * (at + 8 - end));
         } else if at < window.len() {
             let mut last = [0u8; 8];
             last[..window.len() - at].copy_from_slice(&window[at..]);
