@@ -705,22 +705,6 @@ mod lanes {
         }
     }
 
-    /// The engine of a message shorter than a block: `state`, with the
-    /// header and `data` buffered, as [`Lane::engine`] leaves it.
-    fn short_engine<H: HashFunction>(
-        state: &H::State,
-        prefix: &[u8; 13],
-        data: &[u8],
-    ) -> Engine<H> {
-        let mut e = Engine::<H>::resume(*state, 0);
-        let buf = e.buffer.as_mut();
-        buf[..13].copy_from_slice(prefix);
-        buf[13..13 + data.len()].copy_from_slice(data);
-        e.buffered = 13 + data.len();
-        e.total = (H::BLOCK_LEN + 13 + data.len()) as u64;
-        e
-    }
-
     fn hash_group<H: LaneHash>(
         t: Vaes512,
         group: &mut [Option<&mut HashJob<'_, H>>; 16],
@@ -733,8 +717,12 @@ mod lanes {
                 if job.tag.is_none() && 13 + job.data.len() < H::BLOCK_LEN {
                     // Shorter than a block and not finished here (the
                     // prefix of a short record being opened): nothing to
-                    // hash, and no lane to build.
-                    job.engine = Some(short_engine(&job.states.inner, &job.prefix, job.data));
+                    // hash (the engine only buffers the bytes), and no lane
+                    // to build.
+                    let mut e = Engine::<H>::resume(job.states.inner, H::BLOCK_LEN as u64);
+                    e.update(single, &job.prefix);
+                    e.update(single, job.data);
+                    job.engine = Some(e);
                     continue;
                 }
                 *st = job.states.inner;
