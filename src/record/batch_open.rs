@@ -479,7 +479,13 @@ fn open_window_with<H: BatchHash, C: DecryptAbsorb<H>>(
     order: MacOrder,
 ) {
     let jobs = window.iter().flatten().count();
-    let lanes = H::lane_threshold(backend).is_some_and(|min| jobs >= min);
+    let shortest = window
+        .iter()
+        .flatten()
+        .map(|p| p.buf.len())
+        .min()
+        .unwrap_or(0);
+    let lanes = H::lanes_pay(backend, jobs, shortest);
     match order {
         MacOrder::MacThenEncrypt if lanes => open_mac_then_encrypt_lanes(c, window, backend),
         // Too few records to fill lanes: the single open, whose decryption
