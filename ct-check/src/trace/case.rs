@@ -12,9 +12,9 @@ use cbc_hmac::{
 pub enum Op {
     /// `Opener::open_in_place` on the record.
     Open,
-    /// `record::open_batch` on [`BATCH_LANES`] records of equal length
-    /// (`data` holds them back to back), one opener each; `expect` is the
-    /// mask of lanes that must open.
+    /// `record::open_batch` on `tag[0]` (at most [`BATCH_LANES`]) records
+    /// of equal length (`data` holds them back to back), one opener each;
+    /// `expect` is the mask of lanes that must open.
     ///
     /// [`BATCH_LANES`]: super::matrix::BATCH_LANES
     OpenBatch,

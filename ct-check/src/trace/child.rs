@@ -119,9 +119,15 @@ fn open_many(case: &Case, work: &mut [u8]) -> Result<Option<usize>, String> {
         iv: (config.version == ProtocolVersion::Tls10).then_some(&case.iv[..]),
     };
     let n = case.data.len();
-    let frag_len = n / BATCH_LANES;
+    let lanes = match case.tag[..] {
+        [k] if (1..=BATCH_LANES).contains(&(k as usize)) && n.is_multiple_of(k as usize) => {
+            k as usize
+        }
+        _ => return Err(format!("batch of {n} bytes, record count {:?}", case.tag)),
+    };
+    let frag_len = n / lanes;
     work[..n].copy_from_slice(&case.data);
-    let mut openers = (0..BATCH_LANES)
+    let mut openers = (0..lanes)
         .map(|_| Opener::with_backend(config, keys, case.backend))
         .collect::<Result<Vec<_>, _>>()
         .map_err(|e| format!("opener: {e:?}"))?;

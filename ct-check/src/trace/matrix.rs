@@ -340,23 +340,27 @@ pub fn verify_class(backend: Backend, alg: MacAlgorithm, msg_len: usize) -> Clas
     }
 }
 
-/// `open_batch` on [`BATCH_LANES`] records of one length under one key
-/// set: all valid with the least padding but one lane, which is valid or
-/// damaged (MAC or padding), with the least or the most padding. Members
-/// of one outcome (which lane is rejected) must give one trace: nothing
-/// one lane holds may change the batch's instructions or addresses. The
-/// outcomes part only where each record's result is declassified.
-pub fn batch_class(backend: Backend, config: RecordConfig, body_len: usize) -> Class {
+/// `open_batch` on `lanes` (2 to [`BATCH_LANES`]) records of one length
+/// under one key set: all valid with the least padding but one lane, which
+/// is valid or damaged (MAC or padding), with the least or the most
+/// padding. Members of one outcome (which lane is rejected) must give one
+/// trace: nothing one lane holds may change the batch's instructions or
+/// addresses. The outcomes part only where each record's result is
+/// declassified.
+pub fn batch_class(backend: Backend, config: RecordConfig, body_len: usize, lanes: usize) -> Class {
+    assert!((2..=BATCH_LANES).contains(&lanes));
+    // The lanes varied: two apart, the second the last where fewer than 13.
+    let (one, two) = if lanes > 12 { (3, 12) } else { (1, lanes - 1) };
     let max_pad = (body_len - mac_in_body(config) - 1).min(255) as u8;
     let mut members = Vec::new();
     for (lane, pad, damage, variant) in [
-        (3, 0, Damage::None, 0),
-        (3, max_pad, Damage::None, 1),
-        (3, 0, Damage::Mac, 0),
-        (3, max_pad, Damage::Padding, 1),
-        (3, max_pad, Damage::Mac, 0),
-        (12, 0, Damage::Padding, 1),
-        (12, max_pad, Damage::Mac, 0),
+        (one, 0, Damage::None, 0),
+        (one, max_pad, Damage::None, 1),
+        (one, 0, Damage::Mac, 0),
+        (one, max_pad, Damage::Padding, 1),
+        (one, max_pad, Damage::Mac, 0),
+        (two, 0, Damage::Padding, 1),
+        (two, max_pad, Damage::Mac, 0),
     ] {
         let fixed = record_member(
             Op::OpenBatch,
@@ -377,24 +381,25 @@ pub fn batch_class(backend: Backend, config: RecordConfig, body_len: usize) -> C
             variant,
         );
         let mut data = Vec::new();
-        for i in 0..BATCH_LANES {
+        for i in 0..lanes {
             data.extend_from_slice(if i == lane {
                 &varied.case.data
             } else {
                 &fixed.case.data
             });
         }
-        let all = (1usize << BATCH_LANES) - 1;
-        let (opened, outcome) = match (damage, lane) {
-            (Damage::None, _) => (all, "every lane opens"),
-            (_, 3) => (all & !(1 << 3), "lane 3 rejected"),
-            _ => (all & !(1 << 12), "lane 12 rejected"),
+        let all = (1usize << lanes) - 1;
+        let (opened, outcome) = match damage {
+            Damage::None => (all, "every lane opens"),
+            _ if lane == one => (all & !(1 << one), "the first varied lane rejected"),
+            _ => (all & !(1 << two), "the second varied lane rejected"),
         };
         members.push(Member {
             label: format!("lane {lane}: {}", varied.label),
             case: Case {
                 expect: Some(opened),
                 data,
+                tag: vec![lanes as u8],
                 ..varied.case
             },
             outcome,
@@ -403,7 +408,7 @@ pub fn batch_class(backend: Backend, config: RecordConfig, body_len: usize) -> C
     Class {
         backend,
         name: format!(
-            "open_batch {backend} {}, {BATCH_LANES} x {body_len}-byte ciphertext",
+            "open_batch {backend} {}, {lanes} x {body_len}-byte ciphertext",
             config_name(config)
         ),
         members,

@@ -186,7 +186,20 @@ fn matrix(backends: &[Backend], best: Backend, full: bool) -> Vec<Class> {
                     && config.mac_order == MacOrder::MacThenEncrypt);
             if wanted && (lanes || config == ci_config()) {
                 let len = *matrix::body_lengths(config, false).last().expect("lengths");
-                classes.push(matrix::batch_class(b, config, len));
+                classes.push(matrix::batch_class(b, config, len, matrix::BATCH_LANES));
+            }
+        }
+        // Four long records: on CPUs that give so few lanes (`cpu::Tuning`),
+        // the lanes hashed two streams at a time on SHA-NI; elsewhere the
+        // single opens.
+        if b == best || full {
+            for combination in [Combination::ALL[0], Combination::Aes128CbcSha256] {
+                let config = RecordConfig::new(
+                    combination,
+                    ProtocolVersion::Tls12,
+                    MacOrder::MacThenEncrypt,
+                );
+                classes.push(matrix::batch_class(b, config, 4096, 4));
             }
         }
         for alg in MacAlgorithm::ALL {
