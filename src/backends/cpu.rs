@@ -52,8 +52,13 @@ fn cpu_bits() -> u32 {
 /// | CPU (CPUID vendor, family) | MAC-then-encrypt open, public prefix | SHA-384/512 (where AVX-512 is allowed) |
 /// |---|---|---|
 /// | AMD family 0x19 (Zen 4) | VAES-512 decryption fused with SHA-NI | AVX-512VL schedule and split rounds (6-7% faster than AVX2 there, the split rounds about 5% more) |
-/// | AMD family 0x1A (Zen 5) and later | VAES-512 decryption fused with SHA-NI | AVX2 schedule, BMI2 rounds (SHA-384 at 16 KiB: 1.06 GB/s against 0.75-0.77 GB/s for the AVX-512VL kernel) |
+/// | AMD family 0x1A (Zen 5) and later | VAES-512 decryption fused with SHA-NI | AVX2 schedule, BMI2 rounds (SHA-384 at 16 KiB: 1.06 GB/s against 0.75-0.77 GB/s for the AVX-512VL kernel), one block at a time (see below) |
 /// | Intel, and any other | AES-NI decryption fused with SHA-NI | AVX-512VL schedule and split rounds (family 6 model 0xCF: SHA-384 at 16 KiB 0.94x OpenSSL against 0.84x for AVX2, medians of 6 alternating runs) |
+///
+/// Only AMD Zen 5 (family 0x1A model 2) hashes long runs one block at a
+/// time: there the two-block loop's unrolled code (about 25 KB) ran
+/// between 110 and 158 ns per block depending on the build's code layout,
+/// the one-block kernel a steady 113-120 ns (best of 3000 timings).
 ///
 /// Why the open differs: on Intel family 6 model 0xCF, 512-bit VAES beside
 /// legacy-SSE SHA-NI in one loop took 1.5 ms per 16 KiB record against
@@ -67,19 +72,26 @@ pub(crate) struct Tuning {
     /// Run SHA-384/512 on the AVX-512VL kernel when AVX-512 is allowed
     /// (else on the AVX2 one).
     pub(crate) sha512_avx512: bool,
+    /// Hash runs of `sha512::PAIRS_FROM` blocks or more through the
+    /// two-block loop of `sha512_pair` (else one block at a time).
+    pub(crate) sha512_pairs: bool,
 }
 
 impl Tuning {
     /// The choices for this CPU (CPUID read once per process).
     pub(crate) fn get() -> Tuning {
         use core::sync::atomic::{AtomicU8, Ordering};
-        // 0: not read yet; else 1 | fusion << 1 | sha512_avx512 << 2.
+        // 0: not read yet; else 1 | fusion << 1 | sha512_avx512 << 2 |
+        // sha512_pairs << 3.
         static CACHE: AtomicU8 = AtomicU8::new(0);
         let bits = match CACHE.load(Ordering::Relaxed) {
             0 => {
                 let (vendor, family) = cpu_vendor_family();
                 let t = Self::for_cpu(vendor, family);
-                let bits = 1 | u8::from(t.vaes_sha_ni_fusion) << 1 | u8::from(t.sha512_avx512) << 2;
+                let bits = 1
+                    | u8::from(t.vaes_sha_ni_fusion) << 1
+                    | u8::from(t.sha512_avx512) << 2
+                    | u8::from(t.sha512_pairs) << 3;
                 CACHE.store(bits, Ordering::Relaxed);
                 bits
             }
@@ -88,6 +100,7 @@ impl Tuning {
         Tuning {
             vaes_sha_ni_fusion: bits & 2 != 0,
             sha512_avx512: bits & 4 != 0,
+            sha512_pairs: bits & 8 != 0,
         }
     }
 
@@ -98,6 +111,7 @@ impl Tuning {
         Tuning {
             vaes_sha_ni_fusion: amd,
             sha512_avx512: !amd || family < 0x1a,
+            sha512_pairs: !amd || family < 0x1a,
         }
     }
 
@@ -278,14 +292,14 @@ mod tests {
     fn tuning_table() {
         let t = |vendor: &[u8; 12], family| {
             let t = Tuning::for_cpu(*vendor, family);
-            (t.vaes_sha_ni_fusion, t.sha512_avx512)
+            (t.vaes_sha_ni_fusion, t.sha512_avx512, t.sha512_pairs)
         };
-        assert_eq!(t(b"AuthenticAMD", 0x19), (true, true));
-        assert_eq!(t(b"AuthenticAMD", 0x1a), (true, false));
-        assert_eq!(t(b"AuthenticAMD", 0x1b), (true, false));
-        assert_eq!(t(b"GenuineIntel", 6), (false, true));
-        assert_eq!(t(b"GenuineIntel", 19), (false, true));
-        assert_eq!(t(&[0; 12], 0), (false, true));
+        assert_eq!(t(b"AuthenticAMD", 0x19), (true, true, true));
+        assert_eq!(t(b"AuthenticAMD", 0x1a), (true, false, false));
+        assert_eq!(t(b"AuthenticAMD", 0x1b), (true, false, false));
+        assert_eq!(t(b"GenuineIntel", 6), (false, true, true));
+        assert_eq!(t(b"GenuineIntel", 19), (false, true, true));
+        assert_eq!(t(&[0; 12], 0), (false, true, true));
     }
 
     #[test]
