@@ -358,14 +358,51 @@ fn store2(out: &mut [u64; 2], x: __m128i) {
     unsafe { _mm_storeu_si128(out.as_mut_ptr().cast(), x) }
 }
 
+/// The a half of a round on the integer units: `t1 += Sigma0(a) + Maj(a,
+/// b, c)`, with Maj = ((a ^ b) & (b ^ c)) ^ b from `bc` = b ^ c; `ab`
+/// receives a ^ b (the next round's `bc`). For the two-block loop of
+/// `sha512_pair`, which keeps the five-step rounds ([`a_part`] and
+/// [`e_half4`] are not measured on the Intel cores that run it; on AMD
+/// Zen 5, which hashes one block at a time, their gain in the pair loop
+/// came and went with the code layout).
+macro_rules! a_part_t1 {
+    ($a:expr, $b:expr, $bc:expr, $t1:expr, $ab:expr) => {
+        // SAFETY: registers only.
+        unsafe {
+            core::arch::asm!(
+                "rorx {s0}, {a}, 28",
+                "mov {ab}, {a}",
+                "rorx {s}, {a}, 34",
+                "xor {ab}, {b}",
+                "xor {s0}, {s}",
+                "rorx {s}, {a}, 39",
+                "and {bc}, {ab}",
+                "xor {s0}, {s}",
+                "xor {bc}, {b}",
+                "add {t1}, {s0}",
+                "add {t1}, {bc}",
+                a = in(reg) $a,
+                b = in(reg) $b,
+                bc = inout(reg) $bc => _,
+                t1 = inout(reg) $t1,
+                ab = out(reg) $ab,
+                s0 = out(reg) _,
+                s = out(reg) _,
+                options(nomem, nostack),
+            );
+        }
+    };
+}
+pub(super) use a_part_t1;
+
 /// The a half of a round on the integer units, after [`e_half4`]: from
 /// `z` = (b & c) - d and the round's new e (`ne` = d + T1), the new a =
 /// T1 + Sigma0(a) + Maj(a, b, c) in `z`, with Maj = (a & (b ^ c)) + (b &
 /// c) (the two terms have no bit in common, so + is |) from `bc` = b ^ c;
 /// `ab` receives a ^ b (the next round's `bc`). Four dependent operations
 /// after a: the and, an add, then Sigma0's rotations and xors beside it,
-/// and the last add. Shared by `rounds_with` and the two-block loop of
-/// `sha512_pair`; expands to the `asm!` alone, in the caller's `unsafe`.
+/// and the last add. For `rounds_with`; expands to the `asm!` alone, in
+/// the caller's `unsafe`.
 macro_rules! a_part {
     ($a:expr, $b:expr, $bc:expr, $ne:expr, $z:expr, $ab:expr) => {
         core::arch::asm!(
@@ -392,7 +429,6 @@ macro_rules! a_part {
         )
     };
 }
-pub(super) use a_part;
 
 /// The e half of a round on the integer units, for [`a_part`]: the new e
 /// in `d`, as ((d + h + W[t] + K[t]) + (e & f)) + (!e & g)) + Sigma1(e)
@@ -438,7 +474,6 @@ macro_rules! e_half4 {
         )
     };
 }
-pub(super) use e_half4;
 
 /// Half a round on the integer units: `h += W[t] + K[t] + Ch(e, f, g) +
 /// Sigma1(e)` (now T1), then `d += h`, reading `W[t] + K[t]` from the ring

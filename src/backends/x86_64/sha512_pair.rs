@@ -17,7 +17,7 @@
 use core::arch::x86_64::*;
 
 use super::sha::HashKernel;
-use super::sha512::{K512, Sha384Avx2, a_part, e_half4};
+use super::sha512::{K512, Sha384Avx2, a_part_t1};
 
 /// The sums `W[t] + K[t]` of a pair of blocks, in the schedule's layout:
 /// entry `p` holds words `2 p` and `2 p + 1` of block one, then those of
@@ -177,31 +177,56 @@ unsafe fn compress_pair<S: PairSchedule>(
 unsafe fn rounds80<F: FnMut(usize)>(state: [u64; 8], sums: *const u8, mut before: F) -> [u64; 8] {
     let [a, b, c, d, e, f, g, h] = state;
     let (mut p1, mut p2, mut p3, mut bcp) = (b, c, d, c ^ d);
-    let mut zp = 0u64;
+    let mut t1p = 0u64;
     let (mut e0, mut e1, mut e2, mut e3) = (e, f, g, h);
     macro_rules! round {
         ($t:expr) => {
             let t: usize = $t;
-            let mut ne = p3;
-            let z: u64;
+            let (mut t1, mut ne) = (e3, p3);
             // SAFETY: reads the 8 bytes at `sums + sum_offset(t, 0)`,
             // inside the bytes the caller vouches for; registers otherwise.
-            unsafe { e_half4!(sums, sum_offset($t, 0), e0, e1, e2, e3, ne, p1, p2, z) };
+            unsafe {
+                core::arch::asm!(
+                    "rorx {t1}, {e}, 14",
+                    "rorx {t2}, {e}, 18",
+                    "add {h}, qword ptr [{base} + {off}]",
+                    "mov {t0}, {f}",
+                    "and {t0}, {e}",
+                    "xor {t1}, {t2}",
+                    "rorx {t2}, {e}, 41",
+                    "add {h}, {t0}",
+                    "andn {t0}, {e}, {g}",
+                    "xor {t1}, {t2}",
+                    "add {h}, {t0}",
+                    "add {h}, {t1}",
+                    "add {d}, {h}",
+                    base = in(reg) sums,
+                    off = const sum_offset($t, 0),
+                    e = in(reg) e0,
+                    f = in(reg) e1,
+                    g = in(reg) e2,
+                    h = inout(reg) t1,
+                    d = inout(reg) ne,
+                    t0 = out(reg) _,
+                    t1 = out(reg) _,
+                    t2 = out(reg) _,
+                    options(readonly, nostack),
+                );
+            }
             let (na, ab): (u64, u64);
             if t == 0 {
                 (na, ab) = (a, b ^ c);
             } else {
-                let mut x = zp;
+                let mut x = t1p;
                 let y: u64;
-                // SAFETY: registers only.
-                unsafe { a_part!(p1, p2, bcp, e0, x, y) };
+                a_part_t1!(p1, p2, bcp, x, y);
                 (na, ab) = (x, y);
             }
             p3 = p2;
             p2 = p1;
             p1 = na;
             bcp = ab;
-            zp = z;
+            t1p = t1;
             e3 = e2;
             e2 = e1;
             e1 = e0;
@@ -221,10 +246,9 @@ unsafe fn rounds80<F: FnMut(usize)>(state: [u64; 8], sums: *const u8, mut before
     }
     group!(0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19);
     // Round 79's deferred a half.
-    let mut x = zp;
+    let mut x = t1p;
     let y: u64;
-    // SAFETY: registers only.
-    unsafe { a_part!(p1, p2, bcp, e0, x, y) };
+    a_part_t1!(p1, p2, bcp, x, y);
     let _ = y;
     let out = [x, p1, p2, p3, e0, e1, e2, e3];
     core::array::from_fn(|i| state[i].wrapping_add(out[i]))
