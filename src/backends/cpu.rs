@@ -52,8 +52,13 @@ fn cpu_bits() -> u32 {
 /// | CPU (CPUID vendor, family) | MAC-then-encrypt open, public prefix | SHA-384/512 (where AVX-512 is allowed) | SHA-1/SHA-256 batches of 3 jobs up to the sixteen-lane kernels' crossover |
 /// |---|---|---|---|
 /// | AMD family 0x19 (Zen 4) | VAES-512 decryption fused with SHA-NI | AVX-512VL schedule and split rounds (6-7% faster than AVX2 there, the split rounds about 5% more) | one record at a time (not measured there) |
-/// | AMD family 0x1A (Zen 5) and later | VAES-512 decryption fused with SHA-NI | AVX2 schedule, BMI2 rounds (SHA-384 at 16 KiB: 1.06 GB/s against 0.75-0.77 GB/s for the AVX-512VL kernel) | in lanes, hashed two streams at a time on SHA-NI (model 2: two streams hash 1.8x as fast as one for SHA-1, 1.5x for SHA-256) |
+/// | AMD family 0x1A (Zen 5) and later | VAES-512 decryption fused with SHA-NI | AVX2 schedule, BMI2 rounds (SHA-384 at 16 KiB: 1.06 GB/s against 0.75-0.77 GB/s for the AVX-512VL kernel), one block at a time (see below) | in lanes, hashed two streams at a time on SHA-NI (model 2: two streams hash 1.8x as fast as one for SHA-1, 1.5x for SHA-256) |
 /// | Intel, and any other | AES-NI decryption fused with SHA-NI | AVX-512VL schedule and split rounds (family 6 model 0xCF: SHA-384 at 16 KiB 0.94x OpenSSL against 0.84x for AVX2, medians of 6 alternating runs) | one record at a time (family 6 model 0xCF: two streams hash only 1.2x as fast as one, less than the stitched single seal gains) |
+///
+/// Only AMD Zen 5 (family 0x1A model 2) hashes long runs one block at a
+/// time: there the two-block loop's unrolled code (about 25 KB) ran
+/// between 110 and 158 ns per block depending on the build's code layout,
+/// the one-block kernel a steady 113-120 ns (best of 3000 timings).
 ///
 /// Why the open differs: on Intel family 6 model 0xCF, 512-bit VAES beside
 /// legacy-SSE SHA-NI in one loop took 1.5 ms per 16 KiB record against
@@ -71,6 +76,9 @@ pub(crate) struct Tuning {
     /// lanes anyway, hashed two streams at a time on SHA-NI (else they run
     /// the single-record seal and open, one record at a time).
     pub(crate) few_lanes_sha_ni: bool,
+    /// Hash runs of `sha512::PAIRS_FROM` blocks or more through the
+    /// two-block loop of `sha512_pair` (else one block at a time).
+    pub(crate) sha512_pairs: bool,
 }
 
 impl Tuning {
@@ -78,7 +86,7 @@ impl Tuning {
     pub(crate) fn get() -> Tuning {
         use core::sync::atomic::{AtomicU8, Ordering};
         // 0: not read yet; else 1 | fusion << 1 | sha512_avx512 << 2 |
-        // few_lanes_sha_ni << 3.
+        // few_lanes_sha_ni << 3 | sha512_pairs << 4.
         static CACHE: AtomicU8 = AtomicU8::new(0);
         let bits = match CACHE.load(Ordering::Relaxed) {
             0 => {
@@ -87,7 +95,8 @@ impl Tuning {
                 let bits = 1
                     | u8::from(t.vaes_sha_ni_fusion) << 1
                     | u8::from(t.sha512_avx512) << 2
-                    | u8::from(t.few_lanes_sha_ni) << 3;
+                    | u8::from(t.few_lanes_sha_ni) << 3
+                    | u8::from(t.sha512_pairs) << 4;
                 CACHE.store(bits, Ordering::Relaxed);
                 bits
             }
@@ -97,6 +106,7 @@ impl Tuning {
             vaes_sha_ni_fusion: bits & 2 != 0,
             sha512_avx512: bits & 4 != 0,
             few_lanes_sha_ni: bits & 8 != 0,
+            sha512_pairs: bits & 16 != 0,
         }
     }
 
@@ -108,6 +118,7 @@ impl Tuning {
             vaes_sha_ni_fusion: amd,
             sha512_avx512: !amd || family < 0x1a,
             few_lanes_sha_ni: amd && family >= 0x1a,
+            sha512_pairs: !amd || family < 0x1a,
         }
     }
 
@@ -288,14 +299,19 @@ mod tests {
     fn tuning_table() {
         let t = |vendor: &[u8; 12], family| {
             let t = Tuning::for_cpu(*vendor, family);
-            (t.vaes_sha_ni_fusion, t.sha512_avx512, t.few_lanes_sha_ni)
+            (
+                t.vaes_sha_ni_fusion,
+                t.sha512_avx512,
+                t.few_lanes_sha_ni,
+                t.sha512_pairs,
+            )
         };
-        assert_eq!(t(b"AuthenticAMD", 0x19), (true, true, false));
-        assert_eq!(t(b"AuthenticAMD", 0x1a), (true, false, true));
-        assert_eq!(t(b"AuthenticAMD", 0x1b), (true, false, true));
-        assert_eq!(t(b"GenuineIntel", 6), (false, true, false));
-        assert_eq!(t(b"GenuineIntel", 19), (false, true, false));
-        assert_eq!(t(&[0; 12], 0), (false, true, false));
+        assert_eq!(t(b"AuthenticAMD", 0x19), (true, true, false, true));
+        assert_eq!(t(b"AuthenticAMD", 0x1a), (true, false, true, false));
+        assert_eq!(t(b"AuthenticAMD", 0x1b), (true, false, true, false));
+        assert_eq!(t(b"GenuineIntel", 6), (false, true, false, true));
+        assert_eq!(t(b"GenuineIntel", 19), (false, true, false, true));
+        assert_eq!(t(&[0; 12], 0), (false, true, false, true));
     }
 
     #[test]

@@ -360,9 +360,12 @@ fn store2(out: &mut [u64; 2], x: __m128i) {
 
 /// The a half of a round on the integer units: `t1 += Sigma0(a) + Maj(a,
 /// b, c)`, with Maj = ((a ^ b) & (b ^ c)) ^ b from `bc` = b ^ c; `ab`
-/// receives a ^ b (the next round's `bc`). Shared by `rounds_with` and
-/// the two-block loop of `sha512_pair`.
-macro_rules! a_part {
+/// receives a ^ b (the next round's `bc`). For the two-block loop of
+/// `sha512_pair`, which keeps the five-step rounds ([`a_part`] and
+/// [`e_half4`] are not measured on the Intel cores that run it; on AMD
+/// Zen 5, which hashes one block at a time, their gain in the pair loop
+/// came and went with the code layout).
+macro_rules! a_part_t1 {
     ($a:expr, $b:expr, $bc:expr, $t1:expr, $ab:expr) => {
         // SAFETY: registers only.
         unsafe {
@@ -390,11 +393,92 @@ macro_rules! a_part {
         }
     };
 }
-pub(super) use a_part;
+pub(super) use a_part_t1;
+
+/// The a half of a round on the integer units, after [`e_half4`]: from
+/// `z` = (b & c) - d and the round's new e (`ne` = d + T1), the new a =
+/// T1 + Sigma0(a) + Maj(a, b, c) in `z`, with Maj = (a & (b ^ c)) + (b &
+/// c) (the two terms have no bit in common, so + is |) from `bc` = b ^ c;
+/// `ab` receives a ^ b (the next round's `bc`). Four dependent operations
+/// after a: the and, an add, then Sigma0's rotations and xors beside it,
+/// and the last add. For `rounds_with`; expands to the `asm!` alone, in
+/// the caller's `unsafe`.
+macro_rules! a_part {
+    ($a:expr, $b:expr, $bc:expr, $ne:expr, $z:expr, $ab:expr) => {
+        core::arch::asm!(
+            "add {z}, {ne}",
+            "and {bc}, {a}",
+            "rorx {s0}, {a}, 28",
+            "add {z}, {bc}",
+            "rorx {s}, {a}, 34",
+            "xor {s0}, {s}",
+            "rorx {s}, {a}, 39",
+            "xor {s0}, {s}",
+            "mov {ab}, {a}",
+            "add {z}, {s0}",
+            "xor {ab}, {b}",
+            a = in(reg) $a,
+            b = in(reg) $b,
+            bc = inout(reg) $bc => _,
+            ne = in(reg) $ne,
+            z = inout(reg) $z,
+            ab = out(reg) $ab,
+            s0 = out(reg) _,
+            s = out(reg) _,
+            options(nomem, nostack),
+        )
+    };
+}
+
+/// The e half of a round on the integer units, for [`a_part`]: the new e
+/// in `d`, as ((d + h + W[t] + K[t]) + (e & f)) + (!e & g)) + Sigma1(e)
+/// (Ch's two terms have no bit in common, so + is ^): four dependent
+/// operations after e, where h += Ch, += Sigma1, then d += h took five
+/// (with [`a_part`]'s four, 6% faster per block than the five-step rounds
+/// on AMD Zen 5, family 0x1A model 2: 110 against 118 ns in the pair
+/// loop, 120 against 127 alone, best of 3000 timings). T1 is
+/// not formed: `z` receives (b & c) - d, which `a_part` turns into T1 +
+/// (b & c) by adding the new e. Reads `W[t] + K[t]` at `$base + $off`;
+/// `h` is clobbered. Expands to the `asm!` alone, in the caller's `unsafe`.
+macro_rules! e_half4 {
+    ($base:expr, $off:expr, $e:expr, $f:expr, $g:expr, $h:expr, $d:expr, $b:expr, $c:expr, $z:expr) => {
+        core::arch::asm!(
+            "add {h}, qword ptr [{base} + {off}]",
+            "mov {z}, {b}",
+            "rorx {s}, {e}, 14",
+            "and {z}, {c}",
+            "sub {z}, {d}",
+            "add {d}, {h}",
+            "mov {h}, {f}",
+            "and {h}, {e}",
+            "add {d}, {h}",
+            "rorx {h}, {e}, 18",
+            "xor {s}, {h}",
+            "andn {h}, {e}, {g}",
+            "add {d}, {h}",
+            "rorx {h}, {e}, 41",
+            "xor {s}, {h}",
+            "add {d}, {s}",
+            base = in(reg) $base,
+            off = const $off,
+            e = in(reg) $e,
+            f = in(reg) $f,
+            g = in(reg) $g,
+            h = inout(reg) $h => _,
+            d = inout(reg) $d,
+            b = in(reg) $b,
+            c = in(reg) $c,
+            z = out(reg) $z,
+            s = out(reg) _,
+            options(readonly, nostack),
+        )
+    };
+}
 
 /// Half a round on the integer units: `h += W[t] + K[t] + Ch(e, f, g) +
 /// Sigma1(e)` (now T1), then `d += h`, reading `W[t] + K[t]` from the ring
-/// `$wk` (see [`rounds_with`]).
+/// `$wk` (see [`rounds_with`]). For [`rounds_split`], whose vector a half
+/// needs T1 itself; the integer rounds use [`e_half4`].
 macro_rules! e_half {
     ($wk:expr, $t:expr, $e:expr, $f:expr, $g:expr, $h:expr, $d:expr) => {
         // SAFETY: reads the 8 bytes of `wk` at offset 8 (t % 32),
@@ -461,21 +545,25 @@ unsafe fn rounds_with<S: Schedule, F: FnMut(usize)>(
     // of the rounds, so a ring of 32 keeps it clear of the words in use.
     let mut wk = first_sums(msg);
     let [a, b, c, d, e, f, g, h] = state;
-    // The rounds in assembly, each in two halves: the e half computes T1 and
-    // the new e (d + T1), the a half the new a (T1 + Sigma0(a) + Maj(a, b,
-    // c)). Written as Rust, the compiler reassociates T1 to add the W + K
-    // load last, after Sigma1(e) (a cycle more on the e chain each round),
-    // and reads W + K out of the vector registers with `pextrq`.
+    // The rounds in assembly, each in two halves: the e half computes the
+    // new e (d + T1) and (b & c) - d, the a half from those the new a (T1 +
+    // Sigma0(a) + Maj(a, b, c)); see `e_half4` and `a_part`. Written as
+    // Rust, the compiler reassociates the sums to add the W + K load last,
+    // after Sigma1(e) (a cycle more on the e chain each round), and reads
+    // W + K out of the vector registers with `pextrq`.
     //
     // Round t's a half follows round t + 1's e half, so that the e chain,
     // the critical path, is older in the schedulers than the a work beside
-    // it and goes first onto the two ALUs that run `rorx` (six per round).
+    // it and goes first onto the two ALUs that run `rorx` (six per round)
+    // on Intel. On AMD Zen 5 (family 0x1A model 2) the a half first, with
+    // the next round's (b & c) - d moved into it, measured 3% slower.
     //
     // With A[t] and E[t] the a and e of round t (A[0] = a, A[-1] = b, ...,
     // E[-3] = h), before round t the variables hold A[t-1], A[t-2],
-    // A[t-3], A[t-2] ^ A[t-3] (for Maj), T1[t-1], and E[t] .. E[t-3].
+    // A[t-3], A[t-2] ^ A[t-3] (for Maj), (A[t-2] & A[t-3]) - A[t-4] (round
+    // t - 1's `z`), and E[t] .. E[t-3].
     let (mut p1, mut p2, mut p3, mut bcp) = (b, c, d, c ^ d);
-    let mut t1p = 0u64;
+    let mut zp = 0u64;
     // A[80], from round 79's a half.
     let mut a80 = 0u64;
     let (mut e0, mut e1, mut e2, mut e3) = (e, f, g, h);
@@ -489,23 +577,28 @@ unsafe fn rounds_with<S: Schedule, F: FnMut(usize)>(
     macro_rules! round {
         ($t:expr) => {
             let t: usize = $t;
-            let (mut t1, mut ne) = (e3, p3);
-            e_half!(wk, $t, e0, e1, e2, t1, ne);
+            let mut ne = p3;
+            let z: u64;
+            let wkp = wk.0.as_ptr();
+            // SAFETY: reads the 8 bytes of `wk` at offset 8 (t % 32),
+            // inside the 256-byte array; registers only otherwise.
+            unsafe { e_half4!(wkp, ($t % 32) * 8, e0, e1, e2, e3, ne, p1, p2, z) };
             let (na, ab): (u64, u64);
             // Round t - 1's a half (A[0] is the state's a).
             if t == 0 {
                 (na, ab) = (a, b ^ c);
             } else {
-                let mut x = t1p;
+                let mut x = zp;
                 let y: u64;
-                a_part!(p1, p2, bcp, x, y);
+                // SAFETY: registers only.
+                unsafe { a_part!(p1, p2, bcp, e0, x, y) };
                 (na, ab) = (x, y);
             }
             p3 = p2;
             p2 = p1;
             p1 = na;
             bcp = ab;
-            t1p = t1;
+            zp = z;
             e3 = e2;
             e2 = e1;
             e1 = e0;
@@ -528,9 +621,10 @@ unsafe fn rounds_with<S: Schedule, F: FnMut(usize)>(
                 // the next (see `pin_xmm`).
                 if $g == 19 {
                     // Round 79's deferred half.
-                    let mut x = t1p;
+                    let mut x = zp;
                     let y: u64;
-                    a_part!(p1, p2, bcp, x, y);
+                    // SAFETY: registers only.
+                    unsafe { a_part!(p1, p2, bcp, e0, x, y) };
                     debug_assert_eq!(y, p1 ^ p2);
                     a80 = x;
                 }
@@ -745,10 +839,10 @@ sha512_kernel!(
 const PAIRS_FROM: usize = 8;
 
 /// SHA-512's compression of `blocks` into `state` with [`Sha384Avx2`] (the
-/// two-block loop for long runs).
+/// two-block loop for long runs, on the CPUs whose `Tuning` asks for it).
 pub(crate) fn compress512_avx2(token: super::Avx2, state: &mut [u64; 8], blocks: &[[u8; 128]]) {
     let _ = token;
-    if blocks.len() >= PAIRS_FROM {
+    if blocks.len() >= PAIRS_FROM && crate::backends::cpu::Tuning::get().sha512_pairs {
         // SAFETY: `token` proves the CPU has AVX2, BMI1, BMI2, SSSE3 and
         // SSE4.1, the features the loop enables.
         unsafe { super::sha512_pair::compress_pairs_avx2(state, blocks) }
@@ -765,7 +859,7 @@ pub(crate) fn compress512_avx512(
     blocks: &[[u8; 128]],
 ) {
     let _ = token;
-    if blocks.len() >= PAIRS_FROM {
+    if blocks.len() >= PAIRS_FROM && crate::backends::cpu::Tuning::get().sha512_pairs {
         // Long runs in pairs, with the AVX2 schedule (compiled without
         // AVX-512: on Intel Xeon family 6 model 0xCF the AVX-512VL schedule,
         // or AVX-512 enabled for the AVX2 one, measured 5-10% slower in

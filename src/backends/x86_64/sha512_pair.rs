@@ -17,7 +17,7 @@
 use core::arch::x86_64::*;
 
 use super::sha::HashKernel;
-use super::sha512::{K512, Sha384Avx2, a_part};
+use super::sha512::{K512, Sha384Avx2, a_part_t1};
 
 /// The sums `W[t] + K[t]` of a pair of blocks, in the schedule's layout:
 /// entry `p` holds words `2 p` and `2 p + 1` of block one, then those of
@@ -219,7 +219,7 @@ unsafe fn rounds80<F: FnMut(usize)>(state: [u64; 8], sums: *const u8, mut before
             } else {
                 let mut x = t1p;
                 let y: u64;
-                a_part!(p1, p2, bcp, x, y);
+                a_part_t1!(p1, p2, bcp, x, y);
                 (na, ab) = (x, y);
             }
             p3 = p2;
@@ -248,7 +248,7 @@ unsafe fn rounds80<F: FnMut(usize)>(state: [u64; 8], sums: *const u8, mut before
     // Round 79's deferred a half.
     let mut x = t1p;
     let y: u64;
-    a_part!(p1, p2, bcp, x, y);
+    a_part_t1!(p1, p2, bcp, x, y);
     let _ = y;
     let out = [x, p1, p2, p3, e0, e1, e2, e3];
     core::array::from_fn(|i| state[i].wrapping_add(out[i]))
