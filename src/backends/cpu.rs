@@ -49,11 +49,19 @@ fn cpu_bits() -> u32 {
 /// Kernel choices that depend on which CPU this is, not only on its
 /// features: one table, consulted at this one place.
 ///
-/// | CPU (CPUID vendor, family) | MAC-then-encrypt open, public prefix | SHA-384/512 (where AVX-512 is allowed) | SHA-1/SHA-256 batches of 3 jobs up to the sixteen-lane kernels' crossover |
+/// | CPU (CPUID vendor, family, model) | MAC-then-encrypt open, public prefix | SHA-384/512 (where AVX-512 is allowed) | SHA-1/SHA-256 batches of 3 jobs up to the sixteen-lane kernels' crossover |
 /// |---|---|---|---|
-/// | AMD family 0x19 (Zen 4) | VAES-512 decryption fused with SHA-NI | AVX-512VL schedule and split rounds (6-7% faster than AVX2 there, the split rounds about 5% more) | one record at a time (not measured there) |
+/// | AMD family 0x19, models 0x00-0x0F and 0x20-0x5F (Zen 3: no AVX-512) | SHA-1/SHA-256: AES-NI decryption fused with SHA-NI; SHA-384: the whole prefix decrypted, then hashed (see below) | (no AVX-512) AVX2 schedule, BMI2 rounds, two-block loop (model 1: SHA-384 at 16 KiB 0.81-0.95x OpenSSL, one block at a time 0.69-0.72x) | one record at a time (no lane kernels without AVX-512) |
+/// | AMD family 0x19, other models (Zen 4) | VAES-512 decryption fused with SHA-NI | AVX-512VL schedule and split rounds (6-7% faster than AVX2 there, the split rounds about 5% more) | one record at a time (not measured there) |
 /// | AMD family 0x1A (Zen 5) and later | VAES-512 decryption fused with SHA-NI | AVX2 schedule, BMI2 rounds (SHA-384 at 16 KiB: 1.06 GB/s against 0.75-0.77 GB/s for the AVX-512VL kernel), one block at a time (see below) | in lanes, hashed two streams at a time on SHA-NI (model 2: two streams hash 1.8x as fast as one for SHA-1, 1.5x for SHA-256) |
 /// | Intel, and any other | AES-NI decryption fused with SHA-NI | AVX-512VL schedule and split rounds (family 6 model 0xCF: SHA-384 at 16 KiB 0.94x OpenSSL against 0.84x for AVX2, medians of 6 alternating runs) | one record at a time (family 6 model 0xCF: two streams hash only 1.2x as fast as one, less than the stitched single seal gains) |
+///
+/// Only AMD Zen 3 opens SHA-384 records unfused: there the SHA-512
+/// rounds interleaved with AES-NI decryption ran the 16 KiB open at
+/// 0.70-0.74x OpenSSL, decryption first and then the hash at 0.81-0.90x
+/// (family 0x19 model 1, 3 alternating runs each, the hash kernel alone
+/// 0.81-0.95x); SHA-1 and SHA-256 gain from the fusion there as
+/// everywhere.
 ///
 /// Only AMD Zen 5 (family 0x1A model 2) hashes long runs one block at a
 /// time: there the two-block loop's unrolled code (about 25 KB) ran
@@ -79,6 +87,9 @@ pub(crate) struct Tuning {
     /// Hash runs of `sha512::PAIRS_FROM` blocks or more through the
     /// two-block loop of `sha512_pair` (else one block at a time).
     pub(crate) sha512_pairs: bool,
+    /// Fuse the SHA-384 open's prefix hash with its CBC decryption (else
+    /// decrypt the whole prefix, then hash it).
+    pub(crate) sha384_open_fused: bool,
 }
 
 impl Tuning {
@@ -86,17 +97,18 @@ impl Tuning {
     pub(crate) fn get() -> Tuning {
         use core::sync::atomic::{AtomicU8, Ordering};
         // 0: not read yet; else 1 | fusion << 1 | sha512_avx512 << 2 |
-        // few_lanes_sha_ni << 3 | sha512_pairs << 4.
+        // few_lanes_sha_ni << 3 | sha512_pairs << 4 | sha384_open_fused << 5.
         static CACHE: AtomicU8 = AtomicU8::new(0);
         let bits = match CACHE.load(Ordering::Relaxed) {
             0 => {
-                let (vendor, family) = cpu_vendor_family();
-                let t = Self::for_cpu(vendor, family);
+                let (vendor, family, model) = cpu_vendor_family_model();
+                let t = Self::for_cpu(vendor, family, model);
                 let bits = 1
                     | u8::from(t.vaes_sha_ni_fusion) << 1
                     | u8::from(t.sha512_avx512) << 2
                     | u8::from(t.few_lanes_sha_ni) << 3
-                    | u8::from(t.sha512_pairs) << 4;
+                    | u8::from(t.sha512_pairs) << 4
+                    | u8::from(t.sha384_open_fused) << 5;
                 CACHE.store(bits, Ordering::Relaxed);
                 bits
             }
@@ -107,18 +119,22 @@ impl Tuning {
             sha512_avx512: bits & 4 != 0,
             few_lanes_sha_ni: bits & 8 != 0,
             sha512_pairs: bits & 16 != 0,
+            sha384_open_fused: bits & 32 != 0,
         }
     }
 
-    /// The table above, as a function of the CPUID vendor and display
-    /// family.
-    fn for_cpu(vendor: [u8; 12], family: u32) -> Tuning {
+    /// The table above, as a function of the CPUID vendor, display family
+    /// and display model.
+    fn for_cpu(vendor: [u8; 12], family: u32, model: u32) -> Tuning {
         let amd = &vendor == b"AuthenticAMD";
+        // Family 0x19 is Zen 3 and Zen 4; the models tell them apart.
+        let zen3 = amd && family == 0x19 && matches!(model, 0x00..=0x0f | 0x20..=0x5f);
         Tuning {
             vaes_sha_ni_fusion: amd,
             sha512_avx512: !amd || family < 0x1a,
             few_lanes_sha_ni: amd && family >= 0x1a,
             sha512_pairs: !amd || family < 0x1a,
+            sha384_open_fused: !zen3,
         }
     }
 
@@ -132,15 +148,14 @@ impl Tuning {
     }
 }
 
-fn cpu_vendor_family() -> ([u8; 12], u32) {
+fn cpu_vendor_family_model() -> ([u8; 12], u32, u32) {
     #[cfg(target_arch = "x86_64")]
     {
-        let (vendor, family, _) = super::x86_64::cpu_identity();
-        (vendor, family)
+        super::x86_64::cpu_identity()
     }
     #[cfg(not(target_arch = "x86_64"))]
     {
-        ([0; 12], 0)
+        ([0; 12], 0, 0)
     }
 }
 
@@ -297,21 +312,35 @@ mod tests {
 
     #[test]
     fn tuning_table() {
-        let t = |vendor: &[u8; 12], family| {
-            let t = Tuning::for_cpu(*vendor, family);
+        let t = |vendor: &[u8; 12], family, model| {
+            let t = Tuning::for_cpu(*vendor, family, model);
             (
                 t.vaes_sha_ni_fusion,
                 t.sha512_avx512,
                 t.few_lanes_sha_ni,
                 t.sha512_pairs,
+                t.sha384_open_fused,
             )
         };
-        assert_eq!(t(b"AuthenticAMD", 0x19), (true, true, false, true));
-        assert_eq!(t(b"AuthenticAMD", 0x1a), (true, false, true, false));
-        assert_eq!(t(b"AuthenticAMD", 0x1b), (true, false, true, false));
-        assert_eq!(t(b"GenuineIntel", 6), (false, true, false, true));
-        assert_eq!(t(b"GenuineIntel", 19), (false, true, false, true));
-        assert_eq!(t(&[0; 12], 0), (false, true, false, true));
+        let zen3 = (true, true, false, true, false);
+        let zen4 = (true, true, false, true, true);
+        let zen5 = (true, false, true, false, true);
+        let other = (false, true, false, true, true);
+        // Zen 3: Milan, Vermeer, Rembrandt, Cezanne.
+        for model in [0x01, 0x08, 0x21, 0x44, 0x50] {
+            assert_eq!(t(b"AuthenticAMD", 0x19, model), zen3, "{model:#x}");
+        }
+        // Zen 4: Genoa, Storm Peak, Raphael, Phoenix, Bergamo.
+        for model in [0x11, 0x18, 0x61, 0x74, 0xa0] {
+            assert_eq!(t(b"AuthenticAMD", 0x19, model), zen4, "{model:#x}");
+        }
+        assert_eq!(t(b"AuthenticAMD", 0x1a, 0x02), zen5);
+        assert_eq!(t(b"AuthenticAMD", 0x1a, 0x44), zen5);
+        assert_eq!(t(b"AuthenticAMD", 0x1b, 0), zen5);
+        assert_eq!(t(b"GenuineIntel", 6, 0xcf), other);
+        // Intel family 6 model 1 is not Zen 3.
+        assert_eq!(t(b"GenuineIntel", 0x19, 0x01), other);
+        assert_eq!(t(&[0; 12], 0, 0), other);
     }
 
     #[test]

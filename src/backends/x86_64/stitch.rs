@@ -794,6 +794,11 @@ macro_rules! decrypt_absorb_sha384 {
                 let $c = self;
                 let isa = $isa;
                 let (r, e, h, n) = (region, engine, header, hash_len);
+                if !crate::backends::cpu::Tuning::get().sha384_open_fused {
+                    // Where the fusion is slower (`Tuning`), the whole
+                    // prefix on the bulk kernels.
+                    return decrypt_then_absorb(self, aes, iv, r, e, h, n);
+                }
                 match self.sha512 {
                     Sha512Kernel::Avx512(t) => {
                         decrypt_absorb::<Sha384Avx512, _>(self, t, aes, iv, r, e, h, n)
@@ -857,12 +862,7 @@ pub(crate) fn decrypt_absorb<K: HashKernel, C: Compress<K::H>>(
             },
         },
         AesKey::Portable(_) => {
-            let mut chain = *iv;
-            let (blocks, _) = region.as_chunks_mut::<16>();
-            aes.decrypt_cbc(&mut chain, blocks);
-            engine.update(c, header);
-            engine.update(c, &region[..hash_len]);
-            return;
+            return decrypt_then_absorb(c, aes, iv, region, engine, header, hash_len);
         }
     };
     // The full hash blocks are absorbed; the rest (< 64 bytes) goes to the
@@ -876,6 +876,24 @@ pub(crate) fn decrypt_absorb<K: HashKernel, C: Compress<K::H>>(
     } else {
         engine.update(c, &region[K::BLOCK * full - 13..hash_len]);
     }
+}
+
+/// The open prefix unfused: CBC-decrypts `region` from `iv`, then absorbs
+/// `header || region[..hash_len]` into `engine` (public lengths only).
+fn decrypt_then_absorb<H: HashFunction, C: Compress<H>>(
+    c: &C,
+    aes: &AesKey,
+    iv: &[u8; 16],
+    region: &mut [u8],
+    engine: &mut Engine<H>,
+    header: &[u8; 13],
+    hash_len: usize,
+) {
+    let mut chain = *iv;
+    let (blocks, _) = region.as_chunks_mut::<16>();
+    aes.decrypt_cbc(&mut chain, blocks);
+    engine.update(c, header);
+    engine.update(c, &region[..hash_len]);
 }
 
 /// The loop of the fused open prefix, given a kernel that CBC-decrypts one
