@@ -88,16 +88,7 @@ fn gnutls_cli_against_rustls_server() {
 /// Whether the peer reports the alert it was sent: `needle` in its
 /// output or its log file.
 fn saw_alert(peer: &mut Peer, log: Option<&std::path::Path>, needle: &str) -> bool {
-    let _ = peer.wait_exit(std::time::Duration::from_secs(5));
-    let log = log
-        .and_then(|l| std::fs::read_to_string(l).ok())
-        .unwrap_or_default();
-    let said = format!(
-        "{}{}{log}",
-        peer.stderr(),
-        String::from_utf8_lossy(&peer.stdout())
-    );
-    said.contains(needle)
+    peer.wait_said(needle, log, std::time::Duration::from_secs(20))
 }
 
 #[test]
