@@ -1,5 +1,6 @@
 //! Multi-lane kernels: independent messages side by side in the lanes of
-//! AVX-512 registers, for sealing (and opening) many records at once.
+//! vector registers (or in interleaved chains), for sealing and opening
+//! many records at once.
 //!
 //! The kernels know lanes and block counts, never record formats: the
 //! batch layer above turns records into lanes, schedules them and builds
@@ -7,13 +8,16 @@
 //!
 //! - `cbc_x16`: AES-CBC encryption of up to sixteen lanes with VAES, four
 //!   lanes per zmm register, each lane with its own round keys.
+//! - `cbc_aesni_x8`: the same for up to eight lanes with AES-NI, one lane
+//!   per xmm register, for CPUs without AVX-512.
 //! - `sha1_x16`, `sha256_x16`: SHA-1 and SHA-256 compression of sixteen
 //!   lanes, one 32-bit word of every lane per zmm register.
 //! - `sha_ni_x2`: SHA-1 and SHA-256 of two streams interleaved on SHA-NI,
-//!   for when only a few lanes are busy.
+//!   for when only a few lanes are busy, and for CPUs without AVX-512.
 //! - `sha512_x8`: SHA-512 compression of eight lanes (64-bit words), for
 //!   HMAC-SHA384.
 
+pub(crate) mod cbc_aesni_x8;
 pub(crate) mod cbc_x16;
 pub(crate) mod sha1_x16;
 pub(crate) mod sha256_x16;

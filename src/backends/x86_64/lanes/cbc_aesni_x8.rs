@@ -1,0 +1,178 @@
+//! AES-CBC encryption of up to eight independent lanes with AES-NI, one
+//! lane per xmm register, each lane with its own round keys: the lane form
+//! for CPUs without AVX-512.
+//!
+//! One lane's CBC encryption is a chain of dependent `aesenc`s, one every
+//! AES latency (about 4 cycles); the AES units accept one or two a cycle.
+//! Eight chains interleaved round by round keep them busy, where one
+//! record alone leaves them idle most of the time. The round keys are read
+//! from memory at each round (eight schedules do not fit in the sixteen
+//! xmm registers): loads are cheaper than the rounds they feed.
+
+use core::arch::x86_64::*;
+
+use super::super::aes::Schedule;
+use super::super::{AesNi, load, store};
+
+/// The most lanes one call runs.
+pub(crate) const LANES: usize = 8;
+
+/// CBC-encrypts `blocks` 16-byte blocks in place in each lane `i <
+/// data.len()` (at most [`LANES`]; `data[i]` holds at least `16 * blocks`
+/// bytes) with the round keys `keys[i]`, chaining from `ivs[i]`, which
+/// becomes the lane's last ciphertext block.
+///
+/// # Panics
+/// If there are more than [`LANES`] lanes, fewer keys or IVs than lanes, or
+/// a lane shorter than `16 * blocks` bytes: the batch layer sizes them
+/// (public lengths), so a panic here is a bug there.
+pub(crate) fn cbc_encrypt_x8<const N: usize>(
+    t: AesNi,
+    keys: &[&Schedule<N>],
+    ivs: &mut [[u8; 16]],
+    data: &mut [&mut [u8]],
+    blocks: usize,
+) {
+    let _ = t;
+    let lanes = data.len();
+    assert!(lanes <= LANES, "at most {LANES} lanes");
+    assert!(
+        keys.len() >= lanes && ivs.len() >= lanes,
+        "keys and IVs per lane"
+    );
+    if lanes == 0 || blocks == 0 {
+        return;
+    }
+    let mut views: [&mut [[u8; 16]]; LANES] = Default::default();
+    for (v, lane) in views.iter_mut().zip(data.iter_mut()) {
+        let (whole, _) = lane.as_chunks_mut::<16>();
+        *v = &mut whole[..blocks];
+    }
+    macro_rules! dispatch {
+        ($($l:literal)*) => {
+            match lanes {
+                $(
+                    // SAFETY: `t` proves the CPU has AES-NI (and SSE2), the
+                    // kernel's features.
+                    $l => unsafe { encrypt::<N, $l>(keys, ivs, &mut views, blocks) },
+                )*
+                _ => unreachable!("1 to {LANES} lanes"),
+            }
+        };
+    }
+    dispatch!(1 2 3 4 5 6 7 8);
+}
+
+/// The first `L` lanes of `lanes` (each exactly `blocks` blocks long).
+#[target_feature(enable = "aes,sse2")]
+fn encrypt<const N: usize, const L: usize>(
+    keys: &[&Schedule<N>],
+    ivs: &mut [[u8; 16]],
+    lanes: &mut [&mut [[u8; 16]]; LANES],
+    blocks: usize,
+) {
+    let keys: [&Schedule<N>; L] = core::array::from_fn(|l| keys[l]);
+    let mut chain: [__m128i; L] = core::array::from_fn(|l| load(&ivs[l]));
+    // `b` indexes the blocks of every lane at once.
+    #[allow(clippy::needless_range_loop)]
+    for b in 0..blocks {
+        let mut x: [__m128i; L] = core::array::from_fn(|l| {
+            _mm_xor_si128(
+                _mm_xor_si128(load(&lanes[l][b]), chain[l]),
+                load(&keys[l].0[0]),
+            )
+        });
+        for r in 1..N - 1 {
+            for l in 0..L {
+                x[l] = _mm_aesenc_si128(x[l], load(&keys[l].0[r]));
+            }
+        }
+        for l in 0..L {
+            chain[l] = _mm_aesenclast_si128(x[l], load(&keys[l].0[N - 1]));
+            store(&mut lanes[l][b], chain[l]);
+        }
+    }
+    for l in 0..L {
+        store(&mut ivs[l], chain[l]);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::super::aes::AesNiKey;
+    use super::super::super::test_rng::SplitMix64;
+    use super::*;
+    use crate::combination::Cipher;
+
+    /// Every lane count, AES-128 and AES-256, distinct keys, IVs and data
+    /// per lane, several block counts: each lane equals the one-record
+    /// AES-NI CBC encryption of the same bytes, and its IV out is its last
+    /// ciphertext block.
+    #[test]
+    fn lanes_match_one_record_cbc() {
+        let Some(t) = AesNi::detect() else {
+            eprintln!("SKIPPED: cbc_aesni_x8 against one-record CBC (CPU lacks AES-NI)");
+            return;
+        };
+        let mut rng = SplitMix64(0xcbc8_0001);
+        for cipher in [Cipher::Aes128Cbc, Cipher::Aes256Cbc] {
+            for lanes in 1..=LANES {
+                for blocks in [1usize, 2, 7, 64] {
+                    let keys: Vec<AesNiKey> = (0..lanes)
+                        .map(|_| {
+                            let mut k = [0u8; 32];
+                            rng.fill(&mut k);
+                            AesNiKey::new(t, cipher, &k[..cipher.key_len()])
+                        })
+                        .collect();
+                    let mut ivs = vec![[0u8; 16]; lanes];
+                    let mut data: Vec<Vec<u8>> = (0..lanes)
+                        .map(|i| {
+                            // Some lanes longer than the blocks run.
+                            let mut v = vec![0u8; 16 * blocks + 16 * (i % 2)];
+                            rng.fill(&mut v);
+                            v
+                        })
+                        .collect();
+                    for iv in &mut ivs {
+                        rng.fill(iv);
+                    }
+                    let mut expect = data.clone();
+                    let mut expect_ivs = ivs.clone();
+                    for ((k, e), iv) in keys.iter().zip(&mut expect).zip(&mut expect_ivs) {
+                        let (whole, _) = e.as_chunks_mut::<16>();
+                        k.encrypt_cbc(iv, &mut whole[..blocks]);
+                    }
+                    let mut views: Vec<&mut [u8]> = data.iter_mut().map(|v| &mut v[..]).collect();
+                    match cipher {
+                        Cipher::Aes128Cbc => {
+                            let ks: Vec<&Schedule<11>> = keys
+                                .iter()
+                                .map(|k| match k {
+                                    AesNiKey::Aes128(s, _) => &s.enc,
+                                    AesNiKey::Aes256(..) => unreachable!("AES-128 keys"),
+                                })
+                                .collect();
+                            cbc_encrypt_x8(t, &ks, &mut ivs, &mut views, blocks);
+                        }
+                        Cipher::Aes256Cbc => {
+                            let ks: Vec<&Schedule<15>> = keys
+                                .iter()
+                                .map(|k| match k {
+                                    AesNiKey::Aes256(s, _) => &s.enc,
+                                    AesNiKey::Aes128(..) => unreachable!("AES-256 keys"),
+                                })
+                                .collect();
+                            cbc_encrypt_x8(t, &ks, &mut ivs, &mut views, blocks);
+                        }
+                    }
+                    assert_eq!(data, expect, "{cipher:?}, {lanes} lanes, {blocks} blocks");
+                    assert_eq!(
+                        ivs, expect_ivs,
+                        "{cipher:?}, {lanes} lanes, {blocks} blocks"
+                    );
+                }
+            }
+        }
+    }
+}
