@@ -5,7 +5,9 @@
 //! Records with explicit IVs (TLS 1.1+, DTLS) are independent, so they run
 //! side by side in parallel lanes where the backend has lane kernels
 //! (`vaes512-shani`: sixteen VAES CBC lanes, sixteen AVX-512 SHA-1/SHA-256
-//! lanes, eight SHA-512 lanes for SHA-384). The records of one TLS 1.0
+//! lanes, eight SHA-512 lanes for SHA-384; `aesni-shani`, on the CPUs where
+//! it pays: eight AES-NI CBC lanes, SHA-1/SHA-256 two streams at a time on
+//! SHA-NI). The records of one TLS 1.0
 //! connection chain their IVs, each record's IV being the previous one's
 //! last ciphertext block, so [`Sealer::seal_many_in_place`] seals them one
 //! after another; in [`seal_batch`] each job has its own sealer, so TLS 1.0
