@@ -405,12 +405,26 @@ pub(crate) trait DecryptAbsorb<H: HashFunction>: Compress<H> + Sized {
         header: &[u8; 13],
         hash_len: usize,
     ) {
-        let mut chain = *iv;
-        let (blocks, _) = region.as_chunks_mut::<16>();
-        aes.decrypt_cbc(&mut chain, blocks);
-        engine.update(self, header);
-        engine.update(self, &region[..hash_len]);
+        decrypt_then_absorb(self, aes, iv, region, engine, header, hash_len);
     }
+}
+
+/// [`DecryptAbsorb::decrypt_absorb`] unfused: the whole region decrypted,
+/// then hashed (public lengths only).
+pub(crate) fn decrypt_then_absorb<H: HashFunction, C: Compress<H>>(
+    c: &C,
+    aes: &AesKey,
+    iv: &[u8; 16],
+    region: &mut [u8],
+    engine: &mut Engine<H>,
+    header: &[u8; 13],
+    hash_len: usize,
+) {
+    let mut chain = *iv;
+    let (blocks, _) = region.as_chunks_mut::<16>();
+    aes.decrypt_cbc(&mut chain, blocks);
+    engine.update(c, header);
+    engine.update(c, &region[..hash_len]);
 }
 
 impl<H: HashFunction> DecryptAbsorb<H> for portable::CrateCompress where

@@ -25,7 +25,7 @@ use super::sha::{HashKernel, Sha1Ni, Sha256Ni, ShaNiCompress};
 use super::sha_avx2::{Avx2Compress, Sha1Avx2, Sha256Avx2};
 use super::sha512::{Sha384Avx2, Sha384Avx512, Sha384Scalar, Sha512Kernel, Sha512Of};
 use super::{Avx2, Avx512Bmi, ShaNi, ShaNiAvx, block, block_mut, load, store};
-use crate::backends::{AesKey, DecryptAbsorb, EtmJob, pad};
+use crate::backends::{AesKey, DecryptAbsorb, EtmJob, decrypt_then_absorb, pad};
 use crate::primitives::hash::{Compress, Engine, HashFunction, Sha1, Sha256, Sha384, Sha512};
 use crate::primitives::hmac::HmacStates;
 
@@ -876,24 +876,6 @@ pub(crate) fn decrypt_absorb<K: HashKernel, C: Compress<K::H>>(
     } else {
         engine.update(c, &region[K::BLOCK * full - 13..hash_len]);
     }
-}
-
-/// The open prefix unfused: CBC-decrypts `region` from `iv`, then absorbs
-/// `header || region[..hash_len]` into `engine` (public lengths only).
-fn decrypt_then_absorb<H: HashFunction, C: Compress<H>>(
-    c: &C,
-    aes: &AesKey,
-    iv: &[u8; 16],
-    region: &mut [u8],
-    engine: &mut Engine<H>,
-    header: &[u8; 13],
-    hash_len: usize,
-) {
-    let mut chain = *iv;
-    let (blocks, _) = region.as_chunks_mut::<16>();
-    aes.decrypt_cbc(&mut chain, blocks);
-    engine.update(c, header);
-    engine.update(c, &region[..hash_len]);
 }
 
 /// The loop of the fused open prefix, given a kernel that CBC-decrypts one
