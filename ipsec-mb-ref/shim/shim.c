@@ -18,6 +18,10 @@
 /* Hash codes shared with src/ffi.rs. */
 enum { REF_SHA1 = 1, REF_SHA256 = 2, REF_SHA384 = 3 };
 
+/* The error number for "this CPU cannot run that manager", shared with
+ * src/ffi.rs (negative: the library's own numbers are positive). */
+enum { REF_ERR_CPU = -2 };
+
 /* One cipher + HMAC job, as src/ffi.rs lays it out (repr(C)). */
 struct ref_job {
         const void *enc_keys;
@@ -59,6 +63,35 @@ IMB_MGR *ref_mgr_new(int arch, int *arch_out, int *err)
                 *err = imb_get_errno(NULL);
                 if (*err == 0)
                         *err = -1;
+                return NULL;
+        }
+        /*
+         * intel-ipsec-mb 1.3 initialises a manager for an architecture the
+         * CPU lacks without complaint, then crashes on a NULL kernel
+         * pointer (init_mb_mgr_avx512 on a CPU without AVX-512): refuse
+         * first, from the features alloc_mb_mgr detected.
+         */
+        uint64_t needs = 0;
+
+        switch (arch) {
+        case IMB_ARCH_SSE:
+                needs = IMB_CPUFLAGS_SSE;
+                break;
+        case IMB_ARCH_AVX:
+                needs = IMB_CPUFLAGS_AVX;
+                break;
+        case IMB_ARCH_AVX2:
+                needs = IMB_CPUFLAGS_AVX2;
+                break;
+        case IMB_ARCH_AVX512:
+                needs = IMB_CPUFLAGS_AVX512;
+                break;
+        default:
+                break;
+        }
+        if ((m->features & needs) != needs) {
+                free_mb_mgr(m);
+                *err = REF_ERR_CPU;
                 return NULL;
         }
         switch (arch) {

@@ -8,7 +8,9 @@ use std::fmt;
 pub enum Error {
     /// The library cannot run the asked-for manager on this CPU (for
     /// example the AVX-512 one without AVX-512), or refused to set one up.
-    /// `errno` is the library's error number (-1 if it gave none).
+    /// `errno` is the library's error number (-1 if it gave none, -2 if
+    /// the CPU lacks the manager's features, checked before the library
+    /// is asked: intel-ipsec-mb 1.3 would set it up and crash).
     Unavailable {
         /// What was asked for.
         what: &'static str,

@@ -85,8 +85,11 @@ pub(crate) fn version() -> &'static str {
 
 /// `imb_get_strerror(err)`.
 pub(crate) fn strerror(err: i32) -> &'static str {
-    if err == -1 {
-        return "no error number";
+    match err {
+        -1 => return "no error number",
+        // The shim's own (REF_ERR_CPU): checked before the library is asked.
+        -2 => return "this CPU lacks the features that manager needs",
+        _ => {}
     }
     // SAFETY: takes any integer; returns a static NUL-terminated string or
     // NULL.

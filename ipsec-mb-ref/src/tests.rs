@@ -488,3 +488,27 @@ fn key_lengths_are_checked() {
         48
     );
 }
+
+/// A manager the CPU cannot run is refused with an error, not set up to
+/// crash at its first job (intel-ipsec-mb 1.3 leaves a NULL kernel there).
+#[test]
+fn a_manager_the_cpu_cannot_run_is_refused() {
+    let avx512 = std::arch::is_x86_feature_detected!("avx512f")
+        && std::arch::is_x86_feature_detected!("avx512bw")
+        && std::arch::is_x86_feature_detected!("avx512vl")
+        && std::arch::is_x86_feature_detected!("avx512dq")
+        && std::arch::is_x86_feature_detected!("avx512cd");
+    if avx512 {
+        assert_eq!(
+            Manager::with_arch(Arch::Avx512).unwrap().arch(),
+            Arch::Avx512
+        );
+        println!("SKIPPED: refusal of the AVX-512 manager (this CPU has AVX-512)");
+        return;
+    }
+    match Manager::with_arch(Arch::Avx512) {
+        Err(Error::Unavailable { errno, .. }) => assert_eq!(errno, -2),
+        Err(e) => panic!("the AVX-512 manager refused with {e}"),
+        Ok(_) => panic!("the AVX-512 manager set up on a CPU without AVX-512"),
+    }
+}
