@@ -487,13 +487,12 @@ mod lanes {
                     .zip(bodies[..lanes].chunks_mut(cbc_aesni_x8::LANES))
                     .zip(schedules[..lanes].chunks(cbc_aesni_x8::LANES));
                 for ((ivs, bodies), schedules) in groups {
-                    let keys: [&Schedule<N>; cbc_aesni_x8::LANES] = core::array::from_fn(|l| {
-                        schedules
-                            .get(l)
-                            .copied()
-                            .flatten()
-                            .unwrap_or(schedules[0].expect("a key per lane"))
-                    });
+                    let mut keys = [schedules[0].expect("a key per lane"); cbc_aesni_x8::LANES];
+                    for (k, s) in keys.iter_mut().zip(schedules) {
+                        *k = s.expect("a key per lane");
+                    }
+                    // The kernel takes the first `views.len()` keys: the
+                    // lanes still running, longest first like `keys`.
                     by_length(ivs, bodies, |ivs, views, step| {
                         cbc_aesni_x8::cbc_encrypt_x8(t, &keys, ivs, views, step);
                     });
