@@ -363,7 +363,7 @@ mod lanes {
     impl Kind {
         fn of(job: &SealLane<'_>) -> Option<Kind> {
             let (key, lanes) = match job.aes {
-                AesKey::Vaes512(k) => (&k.key, Cbc::Vaes(Vaes512::detect()?)),
+                AesKey::Vaes512(k) => (&k.key, Cbc::Vaes(k.token())),
                 // Two-stream hashing needs SHA-NI, which the SHA-NI
                 // compressor proves allowed.
                 AesKey::AesNi(k) if matches!(job.mac.compressor(), Compressor::ShaNi(_)) => {
@@ -564,12 +564,7 @@ mod lanes {
         /// hashing (`Tuning::few_lanes_sha_ni`), as [`FEW_LANES`] allows.
         /// Public lengths only.
         fn lanes_beat_single(jobs: usize, shortest: usize) -> bool {
-            jobs >= Self::MIN_BUSY
-                || (Self::PAIRS
-                    && Tuning::get().few_lanes_sha_ni
-                    && FEW_LANES
-                        .iter()
-                        .any(|&(j, bytes)| jobs >= j && shortest >= bytes))
+            jobs >= Self::MIN_BUSY || Self::pairs_beat_single(jobs, shortest)
         }
 
         /// The same where the CPU has SHA-NI but no sixteen-lane kernels

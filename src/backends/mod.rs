@@ -128,12 +128,11 @@ impl Backend {
     pub fn open_kernel(self) -> &'static str {
         match self {
             Backend::Vaes512ShaNi => cpu::Tuning::get().open_prefix_kernel(),
-            Backend::AesNiShaNi | Backend::AesNiAvx2 if !cpu::Tuning::get().sha384_open_fused => {
-                if self == Backend::AesNiShaNi {
-                    "AES-NI decryption fused with SHA-NI (SHA-384: decrypted, then hashed)"
-                } else {
-                    "AES-NI decryption fused with AVX2/BMI2 SHA (SHA-384: decrypted, then hashed)"
-                }
+            Backend::AesNiShaNi if !cpu::Tuning::get().sha384_open_fused => {
+                "AES-NI decryption fused with SHA-NI (SHA-384: decrypted, then hashed)"
+            }
+            Backend::AesNiAvx2 if !cpu::Tuning::get().sha384_open_fused => {
+                "AES-NI decryption fused with AVX2/BMI2 SHA (SHA-384: decrypted, then hashed)"
             }
             Backend::AesNiShaNi => "AES-NI decryption fused with SHA-NI",
             Backend::AesNiAvx2 => "AES-NI decryption fused with AVX2/BMI2 SHA",

@@ -19,6 +19,11 @@ impl Vaes512Key {
         Vaes512Key { key, token }
     }
 
+    /// The proof of VAES-512 the key was built with.
+    pub(crate) fn token(&self) -> Vaes512 {
+        self.token
+    }
+
     pub(crate) fn decrypt_cbc(&self, iv: &mut [u8; 16], blocks: &mut [[u8; 16]]) {
         let _ = self.token;
         let data = blocks.as_flattened_mut();
