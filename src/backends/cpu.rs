@@ -54,14 +54,18 @@ fn cpu_bits() -> u32 {
 /// | AMD family 0x19, models 0x00-0x0F and 0x20-0x5F (Zen 3: no AVX-512) | SHA-1/SHA-256: AES-NI decryption fused with SHA-NI; SHA-384: the whole prefix decrypted, then hashed (see below) | (no AVX-512) AVX2 schedule, BMI2 rounds, two-block loop (model 1: SHA-384 at 16 KiB 0.81-0.95x OpenSSL, one block at a time 0.69-0.72x) | in lanes: eight AES-NI CBC lanes, hashed two streams at a time on SHA-NI (model 1: two streams hash 1.80x as fast as one for SHA-1, 1.59x for SHA-256) |
 /// | AMD family 0x19, other models (Zen 4) | VAES-512 decryption fused with SHA-NI | AVX-512VL schedule and split rounds (6-7% faster than AVX2 there, the split rounds about 5% more) | one record at a time (not measured there) |
 /// | AMD family 0x1A (Zen 5) and later | VAES-512 decryption fused with SHA-NI | AVX2 schedule, BMI2 rounds (SHA-384 at 16 KiB: 1.06 GB/s against 0.75-0.77 GB/s for the AVX-512VL kernel), one block at a time (see below) | in lanes, hashed two streams at a time on SHA-NI (model 2: two streams hash 1.8x as fast as one for SHA-1, 1.5x for SHA-256) |
-/// | Intel, and any other | AES-NI decryption fused with SHA-NI | AVX-512VL schedule and split rounds (family 6 model 0xCF: SHA-384 at 16 KiB 0.94x OpenSSL against 0.84x for AVX2, medians of 6 alternating runs) | one record at a time (family 6 model 0xCF: two streams hash only 1.2x as fast as one, less than the stitched single seal gains) |
+/// | Intel | SHA-1/SHA-256: AES-NI decryption fused with SHA-NI; SHA-384: the whole prefix decrypted, then hashed (see below) | AVX-512VL schedule and split rounds (family 6 model 0xCF: SHA-384 at 16 KiB 0.94x OpenSSL against 0.84x for AVX2, medians of 6 alternating runs; model 0xA7: 0.98-1.01x against 0.98-1.03x, a tie) | one record at a time (family 6 models 0xCF and 0xA7: two streams hash only 1.2x as fast as one, less than the stitched single seal gains) |
+/// | any other | AES-NI decryption fused with SHA-NI | AVX-512VL schedule and split rounds | one record at a time |
 ///
-/// Only AMD Zen 3 opens SHA-384 records unfused: there the SHA-512
+/// AMD Zen 3 and Intel open SHA-384 records unfused. On Zen 3 the SHA-512
 /// rounds interleaved with AES-NI decryption ran the 16 KiB open at
 /// 0.70-0.74x OpenSSL, decryption first and then the hash at 0.81-0.90x
 /// (family 0x19 model 1, 3 alternating runs each, the hash kernel alone
-/// 0.81-0.95x); SHA-1 and SHA-256 gain from the fusion there as
-/// everywhere.
+/// 0.81-0.95x). On Intel family 6 model 0xA7 the fused open ran at
+/// 0.94-0.96x OpenSSL at 16 KiB, unfused at 1.01-1.04x (4 alternating
+/// runs each; equal at 1 KiB and 256 B): AES-NI and the AVX-512 SHA-512
+/// rounds there share a vector port. SHA-1 and SHA-256 gain from the
+/// fusion on both, as everywhere.
 ///
 /// Only AMD Zen 5 (family 0x1A model 2) hashes long runs one block at a
 /// time: there the two-block loop's unrolled code (about 25 KB) ran
@@ -130,21 +134,27 @@ impl Tuning {
         let amd = &vendor == b"AuthenticAMD";
         // Family 0x19 is Zen 3 and Zen 4; the models tell them apart.
         let zen3 = amd && family == 0x19 && matches!(model, 0x00..=0x0f | 0x20..=0x5f);
+        let intel = &vendor == b"GenuineIntel";
         Tuning {
             vaes_sha_ni_fusion: amd,
             sha512_avx512: !amd || family < 0x1a,
             few_lanes_sha_ni: zen3 || (amd && family >= 0x1a),
             sha512_pairs: !amd || family < 0x1a,
-            sha384_open_fused: !zen3,
+            sha384_open_fused: !(zen3 || intel),
         }
     }
 
     /// The open's prefix kernel on the VAES backend, for reports.
     pub(crate) fn open_prefix_kernel(self) -> &'static str {
-        if self.vaes_sha_ni_fusion {
-            "VAES-512 decryption fused with SHA-NI"
-        } else {
-            "AES-NI decryption fused with SHA-NI"
+        match (self.vaes_sha_ni_fusion, self.sha384_open_fused) {
+            (true, true) => "VAES-512 decryption fused with SHA-NI",
+            (true, false) => {
+                "VAES-512 decryption fused with SHA-NI (SHA-384: decrypted, then hashed)"
+            }
+            (false, true) => "AES-NI decryption fused with SHA-NI",
+            (false, false) => {
+                "AES-NI decryption fused with SHA-NI (SHA-384: decrypted, then hashed)"
+            }
         }
     }
 }
@@ -326,6 +336,7 @@ mod tests {
         let zen3 = (true, true, true, true, false);
         let zen4 = (true, true, false, true, true);
         let zen5 = (true, false, true, false, true);
+        let intel = (false, true, false, true, false);
         let other = (false, true, false, true, true);
         // Zen 3: Milan, Vermeer, Rembrandt, Cezanne.
         for model in [0x01, 0x08, 0x21, 0x44, 0x50] {
@@ -338,9 +349,11 @@ mod tests {
         assert_eq!(t(b"AuthenticAMD", 0x1a, 0x02), zen5);
         assert_eq!(t(b"AuthenticAMD", 0x1a, 0x44), zen5);
         assert_eq!(t(b"AuthenticAMD", 0x1b, 0), zen5);
-        assert_eq!(t(b"GenuineIntel", 6, 0xcf), other);
-        // Intel family 6 model 1 is not Zen 3.
-        assert_eq!(t(b"GenuineIntel", 0x19, 0x01), other);
+        assert_eq!(t(b"GenuineIntel", 6, 0xcf), intel);
+        assert_eq!(t(b"GenuineIntel", 6, 0xa7), intel);
+        // Intel family 0x19 model 1 is not Zen 3.
+        assert_eq!(t(b"GenuineIntel", 0x19, 0x01), intel);
+        assert_eq!(t(b"HygonGenuine", 0x18, 0x01), other);
         assert_eq!(t(&[0; 12], 0, 0), other);
     }
 
