@@ -109,11 +109,14 @@ fn seal_batch_matches_single_record_seal() {
                 5 => 64,
                 6 => 4,
                 7 => 6,
+                8 => 8,
+                9 => 7,
                 _ => 1 + rng.below(40),
             };
             // Few long records of one kind: the lanes hashed two streams at
-            // a time on CPUs where that beats one by one.
-            let few_long = matches!(round, 6 | 7) || rng.below(8) == 0;
+            // a time, or in the eight-lane kernels, on CPUs where that
+            // beats one by one.
+            let few_long = matches!(round, 6..=9) || rng.below(8) == 0;
             // Few kinds in some batches (full lanes), many in others.
             let kinds = if few_long {
                 1

@@ -184,11 +184,14 @@ fn open_batch_matches_single_record_open() {
                 5 => 64,
                 6 => 4,
                 7 => 6,
+                8 => 8,
+                9 => 7,
                 _ => 1 + rng.below(40),
             };
             // Few long records of one kind: the lanes hashed two streams at
-            // a time on CPUs where that beats one by one.
-            let few_long = matches!(round, 6 | 7) || rng.below(8) == 0;
+            // a time, or in the eight-lane kernels, on CPUs where that
+            // beats one by one.
+            let few_long = matches!(round, 6..=9) || rng.below(8) == 0;
             let kinds = if few_long {
                 1
             } else {

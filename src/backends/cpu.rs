@@ -49,13 +49,13 @@ fn cpu_bits() -> u32 {
 /// Kernel choices that depend on which CPU this is, not only on its
 /// features: one table, consulted at this one place.
 ///
-/// | CPU (CPUID vendor, family, model) | MAC-then-encrypt open, public prefix | SHA-384/512 (where AVX-512 is allowed) | SHA-1/SHA-256 batches of 3 jobs up to the sixteen-lane kernels' crossover |
-/// |---|---|---|---|
-/// | AMD family 0x19, models 0x00-0x0F and 0x20-0x5F (Zen 3: no AVX-512) | SHA-1/SHA-256: AES-NI decryption fused with SHA-NI; SHA-384: the whole prefix decrypted, then hashed (see below) | (no AVX-512) AVX2 schedule, BMI2 rounds, two-block loop (model 1: SHA-384 at 16 KiB 0.81-0.95x OpenSSL, one block at a time 0.69-0.72x) | in lanes: eight AES-NI CBC lanes, hashed two streams at a time on SHA-NI (model 1: two streams hash 1.80x as fast as one for SHA-1, 1.59x for SHA-256) |
-/// | AMD family 0x19, other models (Zen 4) | VAES-512 decryption fused with SHA-NI | AVX-512VL schedule and split rounds (6-7% faster than AVX2 there, the split rounds about 5% more) | one record at a time (not measured there) |
-/// | AMD family 0x1A (Zen 5) and later | VAES-512 decryption fused with SHA-NI | AVX2 schedule, BMI2 rounds (SHA-384 at 16 KiB: 1.06 GB/s against 0.75-0.77 GB/s for the AVX-512VL kernel), one block at a time (see below) | in lanes, hashed two streams at a time on SHA-NI (model 2: two streams hash 1.8x as fast as one for SHA-1, 1.5x for SHA-256) |
-/// | Intel | SHA-1/SHA-256: AES-NI decryption fused with SHA-NI; SHA-384: the whole prefix decrypted, then hashed (see below) | AVX-512VL schedule and split rounds (family 6 model 0xCF: SHA-384 at 16 KiB 0.94x OpenSSL against 0.84x for AVX2, medians of 6 alternating runs; model 0xA7: 0.98-1.01x against 0.98-1.03x, a tie) | one record at a time (family 6 models 0xCF and 0xA7: two streams hash only 1.2x as fast as one, less than the stitched single seal gains) |
-/// | any other | AES-NI decryption fused with SHA-NI | AVX-512VL schedule and split rounds | one record at a time |
+/// | CPU (CPUID vendor, family, model) | MAC-then-encrypt open, public prefix | SHA-384/512 (where AVX-512 is allowed) | SHA-1/SHA-256 batches of 3 jobs up to the sixteen-lane kernels' crossover | the eight-lane SHA-1/SHA-256 kernels (AVX-512) |
+/// |---|---|---|---|---|
+/// | AMD family 0x19, models 0x00-0x0F and 0x20-0x5F (Zen 3: no AVX-512) | SHA-1/SHA-256: AES-NI decryption fused with SHA-NI; SHA-384: the whole prefix decrypted, then hashed (see below) | (no AVX-512) AVX2 schedule, BMI2 rounds, two-block loop (model 1: SHA-384 at 16 KiB 0.81-0.95x OpenSSL, one block at a time 0.69-0.72x) | in lanes: eight AES-NI CBC lanes, hashed two streams at a time on SHA-NI (model 1: two streams hash 1.80x as fast as one for SHA-1, 1.59x for SHA-256) | (no AVX-512) |
+/// | AMD family 0x19, other models (Zen 4) | VAES-512 decryption fused with SHA-NI | AVX-512VL schedule and split rounds (6-7% faster than AVX2 there, the split rounds about 5% more) | one record at a time (not measured there) | from the sixteen-lane crossover (not measured there) |
+/// | AMD family 0x1A (Zen 5) and later | VAES-512 decryption fused with SHA-NI | AVX2 schedule, BMI2 rounds (SHA-384 at 16 KiB: 1.06 GB/s against 0.75-0.77 GB/s for the AVX-512VL kernel), one block at a time (see below) | in lanes, hashed two streams at a time on SHA-NI (model 2: two streams hash 1.8x as fast as one for SHA-1, 1.5x for SHA-256) | from the sixteen-lane crossover (not measured there) |
+/// | Intel | SHA-1/SHA-256: AES-NI decryption fused with SHA-NI; SHA-384: the whole prefix decrypted, then hashed (see below) | AVX-512VL schedule and split rounds (family 6 model 0xCF: SHA-384 at 16 KiB 0.94x OpenSSL against 0.84x for AVX2, medians of 6 alternating runs; model 0xA7: 0.98-1.01x against 0.98-1.03x, a tie) | one record at a time (family 6 models 0xCF and 0xA7: two streams hash only 1.2x as fast as one, less than the stitched single seal gains) | from 4 busy lanes (SHA-1) and 6 (SHA-256) (model 0xA7: an eight-lane call costs 0.67-0.71 of a sixteen-lane one; see below) |
+/// | any other | AES-NI decryption fused with SHA-NI | AVX-512VL schedule and split rounds | one record at a time | from the sixteen-lane crossover |
 ///
 /// AMD Zen 3 and Intel open SHA-384 records unfused. On Zen 3 the SHA-512
 /// rounds interleaved with AES-NI decryption ran the 16 KiB open at
@@ -71,6 +71,14 @@ fn cpu_bits() -> u32 {
 /// time: there the two-block loop's unrolled code (about 25 KB) ran
 /// between 110 and 158 ns per block depending on the build's code layout,
 /// the one-block kernel a steady 113-120 ns (best of 3000 timings).
+///
+/// Everywhere, eight or fewer busy lanes that the sixteen-lane kernels
+/// would take run in the eight-lane ones instead: a 256-bit instruction
+/// costs no more than a 512-bit one on any of these CPUs. Intel starts
+/// them earlier: there 256-bit integer instructions issue on three ports
+/// against two for 512-bit ones, so an eight-lane call costs 0.71 (SHA-1)
+/// and 0.67 (SHA-256) of a sixteen-lane one (model 0xA7, 201 alternating
+/// rounds) and beats two SHA-NI streams at a time from 4 and 6 busy lanes.
 ///
 /// Why the open differs: on Intel family 6 model 0xCF, 512-bit VAES beside
 /// legacy-SSE SHA-NI in one loop took 1.5 ms per 16 KiB record against
@@ -95,6 +103,10 @@ pub(crate) struct Tuning {
     /// Fuse the SHA-384 open's prefix hash with its CBC decryption (else
     /// decrypt the whole prefix, then hash it).
     pub(crate) sha384_open_fused: bool,
+    /// Run SHA-1/SHA-256 lanes on the eight-lane kernels from
+    /// `LaneHash::MIN_BUSY8` busy lanes (else from the sixteen-lane
+    /// kernels' crossover, `LaneHash::MIN_BUSY`).
+    pub(crate) eight_lanes: bool,
 }
 
 impl Tuning {
@@ -102,7 +114,8 @@ impl Tuning {
     pub(crate) fn get() -> Tuning {
         use core::sync::atomic::{AtomicU8, Ordering};
         // 0: not read yet; else 1 | fusion << 1 | sha512_avx512 << 2 |
-        // few_lanes_sha_ni << 3 | sha512_pairs << 4 | sha384_open_fused << 5.
+        // few_lanes_sha_ni << 3 | sha512_pairs << 4 | sha384_open_fused << 5 |
+        // eight_lanes << 6.
         static CACHE: AtomicU8 = AtomicU8::new(0);
         let bits = match CACHE.load(Ordering::Relaxed) {
             0 => {
@@ -113,7 +126,8 @@ impl Tuning {
                     | u8::from(t.sha512_avx512) << 2
                     | u8::from(t.few_lanes_sha_ni) << 3
                     | u8::from(t.sha512_pairs) << 4
-                    | u8::from(t.sha384_open_fused) << 5;
+                    | u8::from(t.sha384_open_fused) << 5
+                    | u8::from(t.eight_lanes) << 6;
                 CACHE.store(bits, Ordering::Relaxed);
                 bits
             }
@@ -125,6 +139,7 @@ impl Tuning {
             few_lanes_sha_ni: bits & 8 != 0,
             sha512_pairs: bits & 16 != 0,
             sha384_open_fused: bits & 32 != 0,
+            eight_lanes: bits & 64 != 0,
         }
     }
 
@@ -141,6 +156,7 @@ impl Tuning {
             few_lanes_sha_ni: zen3 || (amd && family >= 0x1a),
             sha512_pairs: !amd || family < 0x1a,
             sha384_open_fused: !(zen3 || intel),
+            eight_lanes: intel,
         }
     }
 
@@ -331,13 +347,14 @@ mod tests {
                 t.few_lanes_sha_ni,
                 t.sha512_pairs,
                 t.sha384_open_fused,
+                t.eight_lanes,
             )
         };
-        let zen3 = (true, true, true, true, false);
-        let zen4 = (true, true, false, true, true);
-        let zen5 = (true, false, true, false, true);
-        let intel = (false, true, false, true, false);
-        let other = (false, true, false, true, true);
+        let zen3 = (true, true, true, true, false, false);
+        let zen4 = (true, true, false, true, true, false);
+        let zen5 = (true, false, true, false, true, false);
+        let intel = (false, true, false, true, false, true);
+        let other = (false, true, false, true, true, false);
         // Zen 3: Milan, Vermeer, Rembrandt, Cezanne.
         for model in [0x01, 0x08, 0x21, 0x44, 0x50] {
             assert_eq!(t(b"AuthenticAMD", 0x19, model), zen3, "{model:#x}");

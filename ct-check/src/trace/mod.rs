@@ -189,9 +189,10 @@ fn matrix(backends: &[Backend], best: Backend, full: bool) -> Vec<Class> {
                 classes.push(matrix::batch_class(b, config, len, matrix::BATCH_LANES));
             }
         }
-        // Four long records: on CPUs that give so few lanes (`cpu::Tuning`),
-        // the lanes hashed two streams at a time on SHA-NI; elsewhere the
-        // single opens.
+        // Four long records (and six for SHA-256): on CPUs that give so
+        // few lanes (`cpu::Tuning`), the lanes hashed two streams at a
+        // time on SHA-NI, or in the eight-lane AVX-512 kernels; elsewhere
+        // the single opens.
         if b == best || full {
             for combination in [Combination::ALL[0], Combination::Aes128CbcSha256] {
                 let config = RecordConfig::new(
@@ -200,6 +201,9 @@ fn matrix(backends: &[Backend], best: Backend, full: bool) -> Vec<Class> {
                     MacOrder::MacThenEncrypt,
                 );
                 classes.push(matrix::batch_class(b, config, 4096, 4));
+                if combination == Combination::Aes128CbcSha256 {
+                    classes.push(matrix::batch_class(b, config, 4096, 6));
+                }
             }
         }
         for alg in MacAlgorithm::ALL {

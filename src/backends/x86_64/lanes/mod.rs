@@ -12,6 +12,10 @@
 //!   per xmm register, for CPUs without AVX-512.
 //! - `sha1_x16`, `sha256_x16`: SHA-1 and SHA-256 compression of sixteen
 //!   lanes, one 32-bit word of every lane per zmm register.
+//! - `sha_x8`: the same round code for eight lanes, one word of every
+//!   lane per ymm register, for when eight or fewer lanes are busy.
+//! - `words`: the 32-bit lane operations that code is written over, at
+//!   both widths.
 //! - `sha_ni_x2`: SHA-1 and SHA-256 of two streams interleaved on SHA-NI,
 //!   for when only a few lanes are busy, and for CPUs without AVX-512.
 //! - `sha512_x8`: SHA-512 compression of eight lanes (64-bit words), for
@@ -23,3 +27,5 @@ pub(crate) mod sha1_x16;
 pub(crate) mod sha256_x16;
 pub(crate) mod sha512_x8;
 pub(crate) mod sha_ni_x2;
+pub(crate) mod sha_x8;
+mod words;

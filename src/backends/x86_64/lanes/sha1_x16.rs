@@ -6,6 +6,9 @@
 //! (choice `0xCA`, parity `0x96`, majority `0xE8`) and for the three-way
 //! xor of the message schedule, the round constants as broadcast operands.
 //!
+//! The rounds are written over [`Words`], so `sha_x8` compiles the same
+//! code for eight lanes in ymm registers.
+//!
 //! Each block's sixteen lanes x 64 bytes become the sixteen message words
 //! by a transpose (see [`rows_to_words`]), which the SHA-256 kernel shares.
 //! The states are transposed in at entry and out at exit only (by the same
@@ -14,6 +17,7 @@
 use core::arch::x86_64::*;
 
 use super::super::{Vaes512, block, load};
+use super::words::Words;
 
 // The helpers below are `#[inline(always)]`, which a `#[target_feature]`
 // function cannot be: called, they would pass their vectors through
@@ -254,7 +258,10 @@ pub(super) fn load_words(blocks: [&[u8; 64]; 16]) -> [__m512i; 16] {
 }
 
 /// Each lane's blocks, checked to be at least `blocks` long.
-pub(super) fn lane_blocks<'a>(data: &[&'a [u8]; 16], blocks: usize) -> [&'a [[u8; 64]]; 16] {
+pub(super) fn lane_blocks<'a, const L: usize>(
+    data: &[&'a [u8]; L],
+    blocks: usize,
+) -> [&'a [[u8; 64]]; L] {
     core::array::from_fn(|i| {
         let (whole, _) = data[i].as_chunks::<64>();
         // An internal invariant: the batch layer hands whole blocks.
@@ -295,38 +302,31 @@ fn kernel(states: &mut [[u32; 5]; 16], lanes: &[&[[u8; 64]]; 16]) {
     transpose_out(s, states);
 }
 
-/// The 80 rounds over one block of every lane, with the feed-forward.
-#[inline]
-#[target_feature(enable = "avx512f,avx512bw,avx512vl")]
-fn rounds(s: [__m512i; 5], mut w: [__m512i; 16]) -> [__m512i; 5] {
+/// The 80 rounds over one block of every lane, with the feed-forward;
+/// for sixteen lanes (zmm) here and eight (ymm) in `sha_x8`.
+#[inline(always)]
+pub(super) fn rounds<V: Words>(s: [V; 5], mut w: [V; 16]) -> [V; 5] {
     let [mut a, mut b, mut c, mut d, mut e] = s;
     macro_rules! round {
         ($($t:literal)*) => {$({
             const T: usize = $t;
             if T >= 16 {
                 // W[t] = rol1(W[t-3] ^ W[t-8] ^ W[t-14] ^ W[t-16]).
-                let x = _mm512_ternarylogic_epi32::<0x96>(
-                    w[(T + 13) % 16],
-                    w[(T + 8) % 16],
-                    w[(T + 2) % 16],
-                );
-                w[T % 16] = _mm512_rol_epi32::<1>(_mm512_xor_si512(x, w[T % 16]));
+                let x = w[(T + 13) % 16].ternary::<0x96>(w[(T + 8) % 16], w[(T + 2) % 16]);
+                w[T % 16] = x.xor(w[T % 16]).rol::<1>();
             }
             let (f, k) = match T / 20 {
-                0 => (_mm512_ternarylogic_epi32::<0xCA>(b, c, d), 0x5a82_7999u32),
-                1 => (_mm512_ternarylogic_epi32::<0x96>(b, c, d), 0x6ed9_eba1),
-                2 => (_mm512_ternarylogic_epi32::<0xE8>(b, c, d), 0x8f1b_bcdc),
-                _ => (_mm512_ternarylogic_epi32::<0x96>(b, c, d), 0xca62_c1d6),
+                0 => (b.ternary::<0xCA>(c, d), 0x5a82_7999),
+                1 => (b.ternary::<0x96>(c, d), 0x6ed9_eba1),
+                2 => (b.ternary::<0xE8>(c, d), 0x8f1b_bcdc),
+                _ => (b.ternary::<0x96>(c, d), 0xca62_c1d6),
             };
             // E + K + W is ready early; A (through rol5) comes last.
-            let ekw = _mm512_add_epi32(
-                _mm512_add_epi32(e, _mm512_set1_epi32(k as i32)),
-                w[T % 16],
-            );
-            let tmp = _mm512_add_epi32(_mm512_add_epi32(ekw, f), _mm512_rol_epi32::<5>(a));
+            let ekw = e.add(V::splat(k)).add(w[T % 16]);
+            let tmp = ekw.add(f).add(a.rol::<5>());
             e = d;
             d = c;
-            c = _mm512_rol_epi32::<30>(b);
+            c = b.rol::<30>();
             b = a;
             a = tmp;
         })*};
@@ -336,11 +336,11 @@ fn rounds(s: [__m512i; 5], mut w: [__m512i; 16]) -> [__m512i; 5] {
     round!(40 41 42 43 44 45 46 47 48 49 50 51 52 53 54 55 56 57 58 59);
     round!(60 61 62 63 64 65 66 67 68 69 70 71 72 73 74 75 76 77 78 79);
     [
-        _mm512_add_epi32(a, s[0]),
-        _mm512_add_epi32(b, s[1]),
-        _mm512_add_epi32(c, s[2]),
-        _mm512_add_epi32(d, s[3]),
-        _mm512_add_epi32(e, s[4]),
+        a.add(s[0]),
+        b.add(s[1]),
+        c.add(s[2]),
+        d.add(s[3]),
+        e.add(s[4]),
     ]
 }
 

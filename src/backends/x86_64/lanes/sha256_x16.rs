@@ -5,12 +5,12 @@
 //! every step of a round is one instruction for all lanes: `vprord` for
 //! the rotations, `vpternlogd` for choice (`0xCA`), majority (`0xE8`) and
 //! the three-way xors of the sigma functions (`0x96`), the round constants
-//! as broadcast operands.
-
-use core::arch::x86_64::*;
+//! as broadcast operands. The rounds are written over [`Words`], so
+//! `sha_x8` compiles the same code for eight lanes in ymm registers.
 
 use super::super::Vaes512;
 use super::sha1_x16::{by16, lane_blocks, load_words, transpose_in, transpose_out};
+use super::words::Words;
 
 /// SHA-256 round constants (FIPS 180-4 4.2.2).
 pub(super) static K: [u32; 64] = [
@@ -53,20 +53,15 @@ fn kernel(states: &mut [[u32; 8]; 16], lanes: &[&[[u8; 64]]; 16]) {
 }
 
 /// `ror(x, A) ^ ror(x, B) ^ ror(x, C)`.
-#[inline]
-#[target_feature(enable = "avx512f,avx512bw,avx512vl")]
-fn big_sigma<const A: i32, const B: i32, const C: i32>(x: __m512i) -> __m512i {
-    _mm512_ternarylogic_epi32::<0x96>(
-        _mm512_ror_epi32::<A>(x),
-        _mm512_ror_epi32::<B>(x),
-        _mm512_ror_epi32::<C>(x),
-    )
+#[inline(always)]
+fn big_sigma<V: Words, const A: i32, const B: i32, const C: i32>(x: V) -> V {
+    x.ror::<A>().ternary::<0x96>(x.ror::<B>(), x.ror::<C>())
 }
 
-/// The 64 rounds over one block of every lane, with the feed-forward.
-#[inline]
-#[target_feature(enable = "avx512f,avx512bw,avx512vl")]
-fn rounds(s: [__m512i; 8], mut w: [__m512i; 16]) -> [__m512i; 8] {
+/// The 64 rounds over one block of every lane, with the feed-forward;
+/// for sixteen lanes (zmm) here and eight (ymm) in `sha_x8`.
+#[inline(always)]
+pub(super) fn rounds<V: Words>(s: [V; 8], mut w: [V; 16]) -> [V; 8] {
     let [mut a, mut b, mut c, mut d, mut e, mut f, mut g, mut h] = s;
     macro_rules! round {
         ($($t:literal)*) => {$({
@@ -75,38 +70,24 @@ fn rounds(s: [__m512i; 8], mut w: [__m512i; 16]) -> [__m512i; 8] {
                 // W[t] = s1(W[t-2]) + W[t-7] + s0(W[t-15]) + W[t-16].
                 let x2 = w[(T + 14) % 16];
                 let x15 = w[(T + 1) % 16];
-                let s1 = _mm512_ternarylogic_epi32::<0x96>(
-                    _mm512_ror_epi32::<17>(x2),
-                    _mm512_ror_epi32::<19>(x2),
-                    _mm512_srli_epi32::<10>(x2),
-                );
-                let s0 = _mm512_ternarylogic_epi32::<0x96>(
-                    _mm512_ror_epi32::<7>(x15),
-                    _mm512_ror_epi32::<18>(x15),
-                    _mm512_srli_epi32::<3>(x15),
-                );
-                w[T % 16] = _mm512_add_epi32(
-                    _mm512_add_epi32(w[T % 16], w[(T + 9) % 16]),
-                    _mm512_add_epi32(s0, s1),
-                );
+                let s1 = x2.ror::<17>().ternary::<0x96>(x2.ror::<19>(), x2.shr::<10>());
+                let s0 = x15.ror::<7>().ternary::<0x96>(x15.ror::<18>(), x15.shr::<3>());
+                w[T % 16] = w[T % 16].add(w[(T + 9) % 16]).add(s0.add(s1));
             }
             // H + K + W is ready early; E's terms come last.
-            let hkw = _mm512_add_epi32(
-                _mm512_add_epi32(h, _mm512_set1_epi32(K[T] as i32)),
-                w[T % 16],
-            );
-            let ch = _mm512_ternarylogic_epi32::<0xCA>(e, f, g);
-            let t1 = _mm512_add_epi32(_mm512_add_epi32(hkw, ch), big_sigma::<6, 11, 25>(e));
-            let maj = _mm512_ternarylogic_epi32::<0xE8>(a, b, c);
-            let t2 = _mm512_add_epi32(maj, big_sigma::<2, 13, 22>(a));
+            let hkw = h.add(V::splat(K[T])).add(w[T % 16]);
+            let ch = e.ternary::<0xCA>(f, g);
+            let t1 = hkw.add(ch).add(big_sigma::<V, 6, 11, 25>(e));
+            let maj = a.ternary::<0xE8>(b, c);
+            let t2 = maj.add(big_sigma::<V, 2, 13, 22>(a));
             h = g;
             g = f;
             f = e;
-            e = _mm512_add_epi32(d, t1);
+            e = d.add(t1);
             d = c;
             c = b;
             b = a;
-            a = _mm512_add_epi32(t1, t2);
+            a = t1.add(t2);
         })*};
     }
     round!(0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15);
@@ -114,7 +95,7 @@ fn rounds(s: [__m512i; 8], mut w: [__m512i; 16]) -> [__m512i; 8] {
     round!(32 33 34 35 36 37 38 39 40 41 42 43 44 45 46 47);
     round!(48 49 50 51 52 53 54 55 56 57 58 59 60 61 62 63);
     let out = [a, b, c, d, e, f, g, h];
-    core::array::from_fn(|j| _mm512_add_epi32(out[j], s[j]))
+    core::array::from_fn(|j| out[j].add(s[j]))
 }
 
 #[cfg(test)]
