@@ -566,15 +566,31 @@ mod lanes {
         /// [`LaneHash::compress16`], at most half the cost).
         fn compress8(t: Vaes512, states: &mut [Self::State; 8], data: &[&[u8]; 8], blocks: usize);
 
+        /// Compresses `blocks` blocks of all sixteen lanes.
+        fn compress_x16(
+            t: Vaes512,
+            states: &mut [Self::State; 16],
+            data: &[&[u8]; 16],
+            blocks: usize,
+        );
+
         /// Compresses `blocks` blocks of every lane; lanes at `used` and
-        /// above may be left alone.
+        /// above may be left alone, so up to eight take the eight-lane
+        /// kernel.
         fn compress16(
             t: Vaes512,
             states: &mut [Self::State; 16],
             data: &[&[u8]; 16],
             blocks: usize,
             used: usize,
-        );
+        ) {
+            if used > 8 {
+                return Self::compress_x16(t, states, data, blocks);
+            }
+            let (states, _) = states.split_first_chunk_mut::<8>().expect("8 of 16");
+            let (data, _) = data.split_first_chunk::<8>().expect("8 of 16");
+            Self::compress8(t, states, data, blocks);
+        }
 
         /// Whether [`LaneHash::compress2`] has a kernel.
         const PAIRS: bool;
@@ -634,11 +650,6 @@ mod lanes {
             && Sha384::EIGHT_LANES[0].0 >= super::FEWEST_LANES
     );
 
-    /// The first eight of sixteen lanes.
-    fn first8<T>(x: &mut [T; 16]) -> &mut [T; 8] {
-        (&mut x[..8]).try_into().expect("eight of sixteen")
-    }
-
     // SHA-1 on model 0xA7, ns per busy lane-block: eight lanes 89 / k
     // (22 for k = 4, 30 for k = 3), two SHA-NI streams 28-29. Batches
     // against one by one (sealed / opened): four of 1408 bytes 1.08x /
@@ -653,11 +664,7 @@ mod lanes {
             sha_x8::sha1_x8(t, s, d, n);
         }
 
-        fn compress16(t: Vaes512, s: &mut [[u32; 5]; 16], d: &[&[u8]; 16], n: usize, used: usize) {
-            if used <= 8 {
-                let d: &[&[u8]; 8] = d[..8].try_into().expect("eight of sixteen");
-                return sha_x8::sha1_x8(t, first8(s), d, n);
-            }
+        fn compress_x16(t: Vaes512, s: &mut [[u32; 5]; 16], d: &[&[u8]; 16], n: usize) {
             sha1_x16::compress_x16(t, s, d, n);
         }
 
@@ -681,11 +688,7 @@ mod lanes {
             sha_x8::sha256_x8(t, s, d, n);
         }
 
-        fn compress16(t: Vaes512, s: &mut [[u32; 8]; 16], d: &[&[u8]; 16], n: usize, used: usize) {
-            if used <= 8 {
-                let d: &[&[u8]; 8] = d[..8].try_into().expect("eight of sixteen");
-                return sha_x8::sha256_x8(t, first8(s), d, n);
-            }
+        fn compress_x16(t: Vaes512, s: &mut [[u32; 8]; 16], d: &[&[u8]; 16], n: usize) {
             sha256_x16::compress_x16(t, s, d, n);
         }
 
@@ -705,17 +708,12 @@ mod lanes {
             sha512_x8::compress_x8(t, s, d, n);
         }
 
-        /// Two eight-lane calls, the second only when lanes 8.. are used.
-        fn compress16(t: Vaes512, s: &mut [[u64; 8]; 16], d: &[&[u8]; 16], n: usize, used: usize) {
-            let (s0, s1) = s.split_at_mut(8);
-            let (d0, d1) = d.split_at(8);
-            let (s0, d0): (&mut [[u64; 8]; 8], &[&[u8]; 8]) =
-                (s0.try_into().expect("8"), d0.try_into().expect("8"));
-            sha512_x8::compress_x8(t, s0, d0, n);
-            if used > 8 {
-                let (s1, d1): (&mut [[u64; 8]; 8], &[&[u8]; 8]) =
-                    (s1.try_into().expect("8"), d1.try_into().expect("8"));
-                sha512_x8::compress_x8(t, s1, d1, n);
+        /// Two eight-lane calls (SHA-512 has no sixteen-lane kernel).
+        fn compress_x16(t: Vaes512, s: &mut [[u64; 8]; 16], d: &[&[u8]; 16], n: usize) {
+            let (s, _) = s.as_chunks_mut::<8>();
+            let (d, _) = d.as_chunks::<8>();
+            for (s, d) in s.iter_mut().zip(d) {
+                sha512_x8::compress_x8(t, s, d, n);
             }
         }
 

@@ -25,79 +25,25 @@ use super::words::Words;
 // functions with AVX-512 F/BW into which they are inlined; that is the
 // feature context their intrinsics need.
 
-/// `[f(0), f(1), .., f(15)]`, spelled out: the closures of
+/// `[f(i) for each listed i]`, spelled out: the closures of
 /// `core::array::from_fn` were not always inlined.
-macro_rules! by16 {
-    (|$i:ident| $e:expr) => {
-        [
-            {
-                let $i = 0;
-                $e
-            },
-            {
-                let $i = 1;
-                $e
-            },
-            {
-                let $i = 2;
-                $e
-            },
-            {
-                let $i = 3;
-                $e
-            },
-            {
-                let $i = 4;
-                $e
-            },
-            {
-                let $i = 5;
-                $e
-            },
-            {
-                let $i = 6;
-                $e
-            },
-            {
-                let $i = 7;
-                $e
-            },
-            {
-                let $i = 8;
-                $e
-            },
-            {
-                let $i = 9;
-                $e
-            },
-            {
-                let $i = 10;
-                $e
-            },
-            {
-                let $i = 11;
-                $e
-            },
-            {
-                let $i = 12;
-                $e
-            },
-            {
-                let $i = 13;
-                $e
-            },
-            {
-                let $i = 14;
-                $e
-            },
-            {
-                let $i = 15;
-                $e
-            },
-        ]
+macro_rules! by_index {
+    ($($n:literal)*; |$i:ident| $e:expr) => {
+        [$({
+            let $i = $n;
+            $e
+        }),*]
     };
 }
 
+/// [`by_index`] over the sixteen lanes.
+macro_rules! by16 {
+    (|$i:ident| $e:expr) => {
+        by_index!(0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15; |$i| $e)
+    };
+}
+
+pub(super) use by_index;
 pub(super) use by16;
 
 /// Unaligned 64-byte load.
@@ -359,6 +305,28 @@ pub(super) mod tests {
         t
     }
 
+    /// FIPS 180-4's one-block example message "abc", padded.
+    pub(in super::super) fn abc_block() -> [u8; 64] {
+        let mut padded = [0u8; 64];
+        padded[..3].copy_from_slice(b"abc");
+        padded[3] = 0x80;
+        padded[63] = 24;
+        padded
+    }
+
+    /// SHA-1("abc"), FIPS 180-4's example.
+    pub(in super::super) const ABC_SHA1: [u8; 20] = [
+        0xa9, 0x99, 0x3e, 0x36, 0x47, 0x06, 0x81, 0x6a, 0xba, 0x3e, 0x25, 0x71, 0x78, 0x50, 0xc2,
+        0x6c, 0x9c, 0xd0, 0xd8, 0x9d,
+    ];
+
+    /// SHA-256("abc"), FIPS 180-4's example.
+    pub(in super::super) const ABC_SHA256: [u8; 32] = [
+        0xba, 0x78, 0x16, 0xbf, 0x8f, 0x01, 0xcf, 0xea, 0x41, 0x41, 0x40, 0xde, 0x5d, 0xae, 0x22,
+        0x23, 0xb0, 0x03, 0x61, 0xa3, 0x96, 0x17, 0x7a, 0x9c, 0xb4, 0x10, 0xff, 0x61, 0xf2, 0x00,
+        0x15, 0xad,
+    ];
+
     /// Sixteen lanes of `blocks` random blocks each, every lane different.
     pub(in super::super) fn random_lanes(rng: &mut SplitMix64, blocks: usize) -> Vec<Vec<u8>> {
         (0..16)
@@ -572,10 +540,7 @@ pub(super) mod tests {
         let Some(t) = token("sha1_x16 FIPS 180-4 \"abc\"") else {
             return;
         };
-        let mut padded = [0u8; 64];
-        padded[..3].copy_from_slice(b"abc");
-        padded[3] = 0x80;
-        padded[63] = 24;
+        let padded = abc_block();
         let mut rng = SplitMix64(0xabc1);
         let lanes = random_lanes(&mut rng, 1);
         for lane in [0, 5, 15] {
@@ -585,14 +550,7 @@ pub(super) mod tests {
             compress_x16(t, &mut states, &data, 1);
             let mut digest = [0u8; 20];
             Sha1::write_output(&states[lane], &mut digest);
-            assert_eq!(
-                digest,
-                [
-                    0xa9, 0x99, 0x3e, 0x36, 0x47, 0x06, 0x81, 0x6a, 0xba, 0x3e, 0x25, 0x71, 0x78,
-                    0x50, 0xc2, 0x6c, 0x9c, 0xd0, 0xd8, 0x9d
-                ],
-                "lane {lane}"
-            );
+            assert_eq!(digest, ABC_SHA1, "lane {lane}");
         }
     }
 }

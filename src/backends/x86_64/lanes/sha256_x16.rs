@@ -9,7 +9,7 @@
 //! `sha_x8` compiles the same code for eight lanes in ymm registers.
 
 use super::super::Vaes512;
-use super::sha1_x16::{by16, lane_blocks, load_words, transpose_in, transpose_out};
+use super::sha1_x16::{by_index, by16, lane_blocks, load_words, transpose_in, transpose_out};
 use super::words::Words;
 
 /// SHA-256 round constants (FIPS 180-4 4.2.2).
@@ -101,7 +101,9 @@ pub(super) fn rounds<V: Words>(s: [V; 8], mut w: [V; 16]) -> [V; 8] {
 #[cfg(test)]
 mod tests {
     use super::super::super::test_rng::SplitMix64;
-    use super::super::sha1_x16::tests::{random_lanes, refs, sha_ni, time_x16, token};
+    use super::super::sha1_x16::tests::{
+        ABC_SHA256, abc_block, random_lanes, refs, sha_ni, time_x16, token,
+    };
     use super::*;
     use crate::backends::portable::CrateCompress;
     use crate::primitives::hash::{Compress, HashFunction, Sha256};
@@ -137,10 +139,7 @@ mod tests {
         let Some(t) = token("sha256_x16 FIPS 180-4 \"abc\"") else {
             return;
         };
-        let mut padded = [0u8; 64];
-        padded[..3].copy_from_slice(b"abc");
-        padded[3] = 0x80;
-        padded[63] = 24;
+        let padded = abc_block();
         let mut rng = SplitMix64(0xabc2);
         let lanes = random_lanes(&mut rng, 1);
         for lane in [0, 7, 15] {
@@ -150,15 +149,7 @@ mod tests {
             compress_x16(t, &mut states, &data, 1);
             let mut digest = [0u8; 32];
             Sha256::write_output(&states[lane], &mut digest);
-            assert_eq!(
-                digest,
-                [
-                    0xba, 0x78, 0x16, 0xbf, 0x8f, 0x01, 0xcf, 0xea, 0x41, 0x41, 0x40, 0xde, 0x5d,
-                    0xae, 0x22, 0x23, 0xb0, 0x03, 0x61, 0xa3, 0x96, 0x17, 0x7a, 0x9c, 0xb4, 0x10,
-                    0xff, 0x61, 0xf2, 0x00, 0x15, 0xad
-                ],
-                "lane {lane}"
-            );
+            assert_eq!(digest, ABC_SHA256, "lane {lane}");
         }
     }
     #[test]

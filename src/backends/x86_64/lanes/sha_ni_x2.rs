@@ -190,7 +190,9 @@ fn sha256_kernel(states: &mut [[u32; 8]; 2], streams: &[&[[u8; 64]]; 2]) {
 #[cfg(test)]
 mod tests {
     use super::super::super::test_rng::SplitMix64;
-    use super::super::sha1_x16::tests::{ROUNDS, alternate, cpu_name, random_lanes, sha_ni, token};
+    use super::super::sha1_x16::tests::{
+        ABC_SHA1, ABC_SHA256, ROUNDS, abc_block, alternate, cpu_name, random_lanes, sha_ni, token,
+    };
     use super::*;
     use crate::backends::portable::CrateCompress;
     use crate::primitives::hash::{Compress, HashFunction, Sha1, Sha256};
@@ -262,10 +264,7 @@ mod tests {
         let Some(t) = shani("sha_ni_x2 FIPS 180-4 \"abc\"") else {
             return;
         };
-        let mut padded = [0u8; 64];
-        padded[..3].copy_from_slice(b"abc");
-        padded[3] = 0x80;
-        padded[63] = 24;
+        let padded = abc_block();
         let other = [0x5au8; 64];
         for lane in 0..2 {
             let mut data: [&[u8]; 2] = [&other, &other];
@@ -274,14 +273,12 @@ mod tests {
             sha1_x2(t, &mut s1, &data, 1);
             let mut d1 = [0u8; 20];
             Sha1::write_output(&s1[lane], &mut d1);
-            assert_eq!(d1[..4], [0xa9, 0x99, 0x3e, 0x36], "SHA-1 stream {lane}");
-            assert_eq!(d1[16..], [0x9c, 0xd0, 0xd8, 0x9d], "SHA-1 stream {lane}");
+            assert_eq!(d1, ABC_SHA1, "SHA-1 stream {lane}");
             let mut s2 = [<Sha256 as HashFunction>::INITIAL_STATE; 2];
             sha256_x2(t, &mut s2, &data, 1);
             let mut d2 = [0u8; 32];
             Sha256::write_output(&s2[lane], &mut d2);
-            assert_eq!(d2[..4], [0xba, 0x78, 0x16, 0xbf], "SHA-256 stream {lane}");
-            assert_eq!(d2[28..], [0xf2, 0x00, 0x15, 0xad], "SHA-256 stream {lane}");
+            assert_eq!(d2, ABC_SHA256, "SHA-256 stream {lane}");
         }
     }
 

@@ -12,50 +12,17 @@
 use core::arch::x86_64::*;
 
 use super::super::{Vaes512, block, load};
-use super::sha1_x16::{self, lane_blocks};
+use super::sha1_x16::{self, by_index, lane_blocks};
 use super::sha256_x16;
 
 // The helpers below are `#[inline(always)]` and reached only from the
 // kernels, `#[target_feature]` functions with AVX-512 F/BW/VL (see
 // `sha1_x16`).
 
-/// `[f(0), f(1), .., f(7)]`, spelled out like `sha1_x16`'s `by16`.
+/// [`sha1_x16`]'s `by_index` over the eight lanes.
 macro_rules! by8 {
     (|$i:ident| $e:expr) => {
-        [
-            {
-                let $i = 0;
-                $e
-            },
-            {
-                let $i = 1;
-                $e
-            },
-            {
-                let $i = 2;
-                $e
-            },
-            {
-                let $i = 3;
-                $e
-            },
-            {
-                let $i = 4;
-                $e
-            },
-            {
-                let $i = 5;
-                $e
-            },
-            {
-                let $i = 6;
-                $e
-            },
-            {
-                let $i = 7;
-                $e
-            },
-        ]
+        by_index!(0 1 2 3 4 5 6 7; |$i| $e)
     };
 }
 
@@ -243,7 +210,9 @@ fn sha256_kernel(states: &mut [[u32; 8]; 8], lanes: &[&[[u8; 64]]; 8]) {
 #[cfg(test)]
 mod tests {
     use super::super::super::test_rng::SplitMix64;
-    use super::super::sha1_x16::tests::{ROUNDS, alternate, cpu_name, random_lanes, token};
+    use super::super::sha1_x16::tests::{
+        ABC_SHA1, ABC_SHA256, ROUNDS, abc_block, alternate, cpu_name, random_lanes, token,
+    };
     use super::*;
     use crate::backends::portable::CrateCompress;
     use crate::primitives::hash::{Compress, HashFunction, Sha1, Sha256};
@@ -302,10 +271,7 @@ mod tests {
         let Some(t) = token("sha_x8 FIPS 180-4 \"abc\"") else {
             return;
         };
-        let mut padded = [0u8; 64];
-        padded[..3].copy_from_slice(b"abc");
-        padded[3] = 0x80;
-        padded[63] = 24;
+        let padded = abc_block();
         let mut rng = SplitMix64(0xabc8);
         let lanes = random_lanes(&mut rng, 1);
         for lane in [0, 3, 7] {
@@ -315,27 +281,12 @@ mod tests {
             sha1_x8(t, &mut s1, &data, 1);
             let mut d1 = [0u8; 20];
             Sha1::write_output(&s1[lane], &mut d1);
-            assert_eq!(
-                d1,
-                [
-                    0xa9, 0x99, 0x3e, 0x36, 0x47, 0x06, 0x81, 0x6a, 0xba, 0x3e, 0x25, 0x71, 0x78,
-                    0x50, 0xc2, 0x6c, 0x9c, 0xd0, 0xd8, 0x9d
-                ],
-                "SHA-1, lane {lane}"
-            );
+            assert_eq!(d1, ABC_SHA1, "SHA-1, lane {lane}");
             let mut s2 = [<Sha256 as HashFunction>::INITIAL_STATE; 8];
             sha256_x8(t, &mut s2, &data, 1);
             let mut d2 = [0u8; 32];
             Sha256::write_output(&s2[lane], &mut d2);
-            assert_eq!(
-                d2,
-                [
-                    0xba, 0x78, 0x16, 0xbf, 0x8f, 0x01, 0xcf, 0xea, 0x41, 0x41, 0x40, 0xde, 0x5d,
-                    0xae, 0x22, 0x23, 0xb0, 0x03, 0x61, 0xa3, 0x96, 0x17, 0x7a, 0x9c, 0xb4, 0x10,
-                    0xff, 0x61, 0xf2, 0x00, 0x15, 0xad
-                ],
-                "SHA-256, lane {lane}"
-            );
+            assert_eq!(d2, ABC_SHA256, "SHA-256, lane {lane}");
         }
     }
 
