@@ -9,7 +9,10 @@
 //!
 //! - MAC-then-encrypt: HMAC of every job (16 lanes of SHA-1/SHA-256, 8 of
 //!   SHA-512), then padding, then CBC encryption of every job (16 VAES
-//!   lanes).
+//!   lanes). Eight or fewer SHA-1 jobs run both in one loop instead
+//!   (`sha1_cbc_x8`: the AES rounds of a few CBC chains between the hash
+//!   rounds), which hides the chains' latency; the CBC of the last bytes,
+//!   tag and padding follows the HMAC.
 //! - Encrypt-then-MAC: padding, CBC encryption, then the HMAC of every
 //!   job's IV and ciphertext.
 //!
@@ -271,7 +274,7 @@ mod lanes {
     use crate::backends::cpu::Tuning;
     use crate::backends::x86_64::aes::{AesNiKey, Schedule};
     use crate::backends::x86_64::lanes::{
-        cbc_aesni_x8, cbc_x16, sha_ni_x2, sha_x8, sha1_x16, sha256_x16, sha512_x8,
+        cbc_aesni_x8, cbc_x16, sha_ni_x2, sha_x8, sha1_cbc_x8, sha1_x16, sha256_x16, sha512_x8,
     };
     use crate::backends::x86_64::{AesNi, ShaNi, Vaes512};
     use crate::backends::{AesKey, Compressor, with_compressor};
@@ -319,16 +322,155 @@ mod lanes {
             Cbc::AesNi(_) => None,
         };
         let order = first.order;
+        if let (Order::HashThenCipher, 1, Cbc::Vaes(t)) = (order, kind.mac, kind.lanes)
+            && count <= sha1_cbc_x8::LANES
+        {
+            match aes_ni_key(first.aes) {
+                AesNiKey::Aes128(..) => seal_sha1_stitched::<11>(t, window),
+                AesNiKey::Aes256(..) => seal_sha1_stitched::<15>(t, window),
+            }
+            return true;
+        }
+        let none = [0; WINDOW];
         if order == Order::CipherThenHash {
             pad_all(window);
-            encrypt_all(kind.lanes, window);
+            encrypt_all(kind.lanes, window, &none);
         }
         hash_all(x16, window);
         if order == Order::HashThenCipher {
             pad_all(window);
-            encrypt_all(kind.lanes, window);
+            encrypt_all(kind.lanes, window, &none);
         }
         true
+    }
+
+    /// MAC-then-encrypt SHA-1 jobs, eight or fewer: each lane's first
+    /// block is hashed, then its whole blocks after it are hashed and the
+    /// plaintext behind them encrypted in one loop (`sha1_cbc_x8`) while
+    /// two or more lanes have such blocks left; then the rest of the
+    /// hashing as `hash_window` runs it, and the encryption of the rest.
+    fn seal_sha1_stitched<const N: usize>(t: Vaes512, window: &mut Window<'_>)
+    where
+        Aes: KeySize<N>,
+    {
+        const L: usize = sha1_cbc_x8::LANES;
+        let b = <Sha1 as HashFunction>::BLOCK_LEN;
+        // Lanes longest first, so the lanes still running are the first
+        // ones (lengths are public).
+        let mut order = [0usize; L];
+        let mut lanes = 0;
+        for (i, job) in window.iter().enumerate() {
+            if job.is_some() {
+                order[lanes] = i;
+                lanes += 1;
+            }
+        }
+        let len = |i: usize| window[i].as_ref().map_or(0, |j| j.plaintext_len);
+        order[..lanes].sort_unstable_by_key(|&i| core::cmp::Reverse(len(i)));
+        let mut rank = [0usize; WINDOW];
+        for (lane, &i) in order[..lanes].iter().enumerate() {
+            rank[i] = lane;
+        }
+        let mut keys = cbc_x16::LaneKeys::<N>::new();
+        let mut ivs = [[0u8; 16]; L];
+        let mut states = [<Sha1 as HashFunction>::ZERO_STATE; L];
+        let mut heads = [[0u8; 64]; L];
+        // Whole blocks after the first: hashed and encrypted together.
+        let mut middle = [0usize; L];
+        let mut headed = 0;
+        for (lane, &i) in order[..lanes].iter().enumerate() {
+            let job = window[i].as_ref().expect("a job per lane");
+            keys.set_lane(lane, Aes::schedule(aes_ni_key(job.aes)));
+            ivs[lane] = job.iv;
+            let s = Sha1::states(job.mac.states()).expect("one kind per window");
+            states[lane] = s.inner;
+            let msg = 13 + job.plaintext_len;
+            if msg >= b {
+                heads[lane][..13].copy_from_slice(&job.header);
+                heads[lane][13..].copy_from_slice(&job.buf[..b - 13]);
+                middle[lane] = msg / b - 1;
+                headed += 1;
+            }
+        }
+        if headed > 0 {
+            // The lanes past `headed` hash a copy of the first, thrown away.
+            let mut s = states;
+            let data: [&[u8]; L] = core::array::from_fn(|l| heads[l.min(headed - 1)].as_slice());
+            sha_x8::sha1_x8(t, &mut s, &data, 1);
+            states[..headed].copy_from_slice(&s[..headed]);
+        }
+        let mut done = 0;
+        {
+            let mut bufs: [&mut [u8]; L] = Default::default();
+            for (i, job) in window.iter_mut().enumerate() {
+                if let Some(job) = job {
+                    bufs[rank[i]] = &mut job.buf[..];
+                }
+            }
+            // Down to one lane the loop is slower than that lane's hash
+            // on SHA-NI followed by its encryption: the last one is left
+            // to `run_group` and `encrypt_all`.
+            let mut active = middle.iter().filter(|&&m| m > 0).count();
+            while active >= 2 {
+                let step = middle[active - 1] - done;
+                let (hash_at, cbc_at) = (b - 13 + b * done, b * done);
+                let (ivs, bufs) = (&mut ivs[..active], &mut bufs[..active]);
+                sha1_cbc_x8::sha1_cbc_x8(t, &mut states, &keys, ivs, bufs, hash_at, cbc_at, step);
+                done += step;
+                while active > 0 && middle[active - 1] == done {
+                    active -= 1;
+                }
+            }
+        }
+        // Whole blocks after the first hashed and encrypted by the loop.
+        let stitched = |lane: usize| middle[lane].min(done);
+        // The rest of the hashing, as `hash_window` would from here.
+        let mut from = [0usize; WINDOW];
+        {
+            let mut jobs: [Option<HashJob<'_, Sha1>>; WINDOW] = Default::default();
+            let mut lane_of: [Option<Lane<'_, Sha1>>; WINDOW] = core::array::from_fn(|_| None);
+            let mut state = [<Sha1 as HashFunction>::ZERO_STATE; WINDOW];
+            let mut compressor = None;
+            for (i, job) in window.iter_mut().enumerate() {
+                let Some(job) = job else { continue };
+                let lane = rank[i];
+                job.iv = ivs[lane];
+                from[i] = b * stitched(lane);
+                compressor = Some(*job.mac.compressor());
+                let m = job.mac.output_len();
+                let s = Sha1::states(job.mac.states()).expect("one kind per window");
+                let (data, rest) = job.buf.split_at_mut(job.plaintext_len);
+                let data = &*data;
+                state[lane] = states[lane];
+                lane_of[lane] = Some(if 13 + data.len() >= b {
+                    Lane::past(data, stitched(lane))
+                } else {
+                    Lane::new(&job.header, data, true)
+                });
+                jobs[lane] = Some(HashJob {
+                    states: s,
+                    prefix: job.header,
+                    data,
+                    tag: Some(&mut rest[..m]),
+                    engine: None,
+                });
+            }
+            let mut group: [Option<&mut HashJob<'_, Sha1>>; WINDOW] = Default::default();
+            for (slot, job) in group.iter_mut().zip(jobs.iter_mut()) {
+                *slot = job.as_mut();
+            }
+            if let Some(compressor) = compressor {
+                with_compressor!(compressor, |c| run_group(
+                    Some(t),
+                    &mut group,
+                    &mut lane_of,
+                    &mut state,
+                    c
+                ));
+            }
+        }
+        pad_all(window);
+        encrypt_all(Cbc::Vaes(t), window, &from);
     }
 
     /// The CBC lane kernel a window runs on.
@@ -416,30 +558,52 @@ mod lanes {
         }
     }
 
-    fn encrypt_all(cbc: Cbc, window: &mut Window<'_>) {
+    /// The encryption schedule of a key of `N` round keys (one key size
+    /// per window).
+    trait KeySize<const N: usize> {
+        fn schedule(k: &AesNiKey) -> &Schedule<N>;
+    }
+
+    /// The key sizes.
+    struct Aes;
+
+    impl KeySize<11> for Aes {
+        fn schedule(k: &AesNiKey) -> &Schedule<11> {
+            match k {
+                AesNiKey::Aes128(s, _) => &s.enc,
+                AesNiKey::Aes256(..) => unreachable!("one kind per window"),
+            }
+        }
+    }
+
+    impl KeySize<15> for Aes {
+        fn schedule(k: &AesNiKey) -> &Schedule<15> {
+            match k {
+                AesNiKey::Aes256(s, _) => &s.enc,
+                AesNiKey::Aes128(..) => unreachable!("one kind per window"),
+            }
+        }
+    }
+
+    /// CBC-encrypts every job's body from byte `from[i]` of job `i`'s
+    /// (the bytes before are ciphertext already, `iv` their last block).
+    fn encrypt_all(cbc: Cbc, window: &mut Window<'_>, from: &[usize; WINDOW]) {
         let Some(first) = window.iter().flatten().next() else {
             return;
         };
         match aes_ni_key(first.aes) {
-            AesNiKey::Aes128(..) => encrypt_lanes::<11>(cbc, window, |k| match k {
-                AesNiKey::Aes128(s, _) => &s.enc,
-                AesNiKey::Aes256(..) => unreachable!("one kind per window"),
-            }),
-            AesNiKey::Aes256(..) => encrypt_lanes::<15>(cbc, window, |k| match k {
-                AesNiKey::Aes256(s, _) => &s.enc,
-                AesNiKey::Aes128(..) => unreachable!("one kind per window"),
-            }),
+            AesNiKey::Aes128(..) => encrypt_lanes::<11>(cbc, window, from),
+            AesNiKey::Aes256(..) => encrypt_lanes::<15>(cbc, window, from),
         }
     }
 
     /// CBC-encrypts every job's body, each job in its own lane. Lanes are
     /// ordered longest first, so the lanes still running are always the
     /// first ones and the kernel runs only the registers they fill.
-    fn encrypt_lanes<const N: usize>(
-        cbc: Cbc,
-        window: &mut Window<'_>,
-        schedule: impl Fn(&AesNiKey) -> &Schedule<N>,
-    ) {
+    fn encrypt_lanes<const N: usize>(cbc: Cbc, window: &mut Window<'_>, from: &[usize; WINDOW])
+    where
+        Aes: KeySize<N>,
+    {
         // Each job's body, IV and round keys, in lane order.
         let mut bodies: [&mut [u8]; WINDOW] = Default::default();
         let mut ivs = [[0u8; 16]; WINDOW];
@@ -452,7 +616,11 @@ mod lanes {
                 lanes += 1;
             }
         }
-        let len = |i: usize| window[i].as_ref().map_or(0, |j| j.body_range().len());
+        let len = |i: usize| {
+            window[i]
+                .as_ref()
+                .map_or(0, |j| j.body_range().len() - from[i])
+        };
         order[..lanes].sort_unstable_by_key(|&i| core::cmp::Reverse(len(i)));
         let mut rank = [0usize; WINDOW];
         for (lane, &i) in order[..lanes].iter().enumerate() {
@@ -461,10 +629,10 @@ mod lanes {
         for (i, job) in window.iter_mut().enumerate() {
             let Some(job) = job else { continue };
             let lane = rank[i];
-            schedules[lane] = Some(schedule(aes_ni_key(job.aes)));
+            schedules[lane] = Some(Aes::schedule(aes_ni_key(job.aes)));
             ivs[lane] = job.iv;
             let range = job.body_range();
-            bodies[lane] = &mut job.buf[range];
+            bodies[lane] = &mut job.buf[range.start + from[i]..range.end];
         }
         match cbc {
             Cbc::Vaes(t) => {
@@ -829,19 +997,41 @@ mod lanes {
 
     impl<'a, H: HashFunction> Lane<'a, H> {
         fn new(prefix: &[u8; 13], data: &'a [u8], finish: bool) -> Self {
+            Self::start(prefix, data, finish, Segment::Head)
+        }
+
+        /// A finishing lane of a message of at least a block whose first
+        /// block and `hashed` whole blocks after it were hashed elsewhere
+        /// (the stitched seal, which has encrypted them in place since).
+        fn past(data: &'a [u8], hashed: usize) -> Self {
+            debug_assert!(13 + data.len() >= H::BLOCK_LEN);
+            let mut lane = Self::start(&[0; 13], data, true, Segment::Middle);
+            if hashed < lane.middle_blocks {
+                lane.at = hashed;
+            } else {
+                lane.segment = Segment::Tail;
+            }
+            lane
+        }
+
+        /// A lane from segment `from`: `Head`, or `Middle` if the first
+        /// block was hashed elsewhere (then it is not read).
+        fn start(prefix: &[u8; 13], data: &'a [u8], finish: bool, from: Segment) -> Self {
             let b = H::BLOCK_LEN;
             let msg_len = 13 + data.len();
             let mut head = H::ZERO_BLOCK;
             let mut tail = [0u8; 256];
             let (segment, middle, middle_blocks, rest_len) = if msg_len >= b {
-                let h = head.as_mut();
-                h[..13].copy_from_slice(prefix);
-                h[13..].copy_from_slice(&data[..b - 13]);
+                if from == Segment::Head {
+                    let h = head.as_mut();
+                    h[..13].copy_from_slice(prefix);
+                    h[13..].copy_from_slice(&data[..b - 13]);
+                }
                 let full = msg_len / b;
                 let middle = b - 13;
                 let rest = middle + (full - 1) * b;
                 tail[..data.len() - rest].copy_from_slice(&data[rest..]);
-                (Segment::Head, middle, full - 1, data.len() - rest)
+                (from, middle, full - 1, data.len() - rest)
             } else {
                 tail[..13].copy_from_slice(prefix);
                 tail[13..msg_len].copy_from_slice(data);
@@ -983,6 +1173,19 @@ mod lanes {
                 *lane = Some(l);
             }
         }
+        run_group(t, group, &mut lanes, &mut state, single);
+    }
+
+    /// Runs the lanes of `group` to their ends from `state`: in the lane
+    /// kernels while enough are busy, then two SHA-NI streams at a time,
+    /// then one.
+    fn run_group<'a, H: LaneHash>(
+        t: Option<Vaes512>,
+        group: &mut [Option<&mut HashJob<'_, H>>; 16],
+        lanes: &mut [Option<Lane<'a, H>>; 16],
+        state: &mut [H::State; 16],
+        single: &impl Compress<H>,
+    ) {
         while let Some(t) = t {
             let busy = lanes.iter().flatten().filter(|l| l.busy());
             let (count, step) = busy.fold((0, usize::MAX), |(n, s), l| (n + 1, s.min(l.left())));
@@ -1002,7 +1205,7 @@ mod lanes {
                     .find(|l| l.busy())
                     .map_or(&[][..], Lane::input);
                 let mut inputs: [&[u8]; 16] = [filler; 16];
-                for (input, lane) in inputs.iter_mut().zip(&lanes) {
+                for (input, lane) in inputs.iter_mut().zip(lanes.iter()) {
                     if let Some(l) = lane.as_ref().filter(|l| l.busy()) {
                         *input = l.input();
                     }
@@ -1029,10 +1232,10 @@ mod lanes {
                         }
                     }
                 } else {
-                    H::compress16(t, &mut state, &inputs, step, used);
+                    H::compress16(t, state, &inputs, step, used);
                 }
             }
-            for ((lane, st), job) in lanes.iter_mut().zip(&mut state).zip(group.iter_mut()) {
+            for ((lane, st), job) in lanes.iter_mut().zip(state.iter_mut()).zip(group.iter_mut()) {
                 if let (Some(lane), Some(job)) = (lane, job)
                     && lane.busy()
                 {
@@ -1048,7 +1251,7 @@ mod lanes {
             loop {
                 let mut busy = lanes
                     .iter_mut()
-                    .zip(&mut state)
+                    .zip(state.iter_mut())
                     .zip(group.iter_mut())
                     .filter_map(|((lane, st), job)| match (lane, job) {
                         (Some(lane), Some(job)) if lane.busy() => Some((lane, st, job)),
@@ -1065,7 +1268,7 @@ mod lanes {
                 l1.advance(n, s1, j1);
             }
         }
-        for ((lane, st), job) in lanes.iter_mut().zip(&mut state).zip(group.iter_mut()) {
+        for ((lane, st), job) in lanes.iter_mut().zip(state.iter_mut()).zip(group.iter_mut()) {
             if let (Some(lane), Some(job)) = (lane, job) {
                 while lane.busy() {
                     let n = lane.left();

@@ -18,7 +18,7 @@ use super::super::aes::Schedule;
 /// key `i` of lanes `4r..4r + 4` (64 bytes, lane 4r in the low 128 bits).
 #[repr(C, align(64))]
 pub(crate) struct LaneKeys<const N: usize> {
-    rk: [[[u8; 64]; N]; 4],
+    pub(super) rk: [[[u8; 64]; N]; 4],
 }
 
 impl<const N: usize> LaneKeys<N> {

@@ -14,6 +14,9 @@
 //!   lanes, one 32-bit word of every lane per zmm register.
 //! - `sha_x8`: the same round code for eight lanes, one word of every
 //!   lane per ymm register, for when eight or fewer lanes are busy.
+//! - `sha1_cbc_x8`: both in one loop, up to eight lanes' SHA-1 blocks
+//!   with the AES rounds that encrypt the bytes behind them between the
+//!   hash rounds, for sealing a few MAC-then-encrypt records.
 //! - `words`: the 32-bit lane operations that code is written over, at
 //!   both widths.
 //! - `sha_ni_x2`: SHA-1 and SHA-256 of two streams interleaved on SHA-NI,
@@ -23,6 +26,7 @@
 
 pub(crate) mod cbc_aesni_x8;
 pub(crate) mod cbc_x16;
+pub(crate) mod sha1_cbc_x8;
 pub(crate) mod sha1_x16;
 pub(crate) mod sha256_x16;
 pub(crate) mod sha512_x8;

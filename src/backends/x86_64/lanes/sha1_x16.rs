@@ -17,7 +17,7 @@
 use core::arch::x86_64::*;
 
 use super::super::{Vaes512, block, load};
-use super::words::Words;
+use super::words::{RoundHook, Words};
 
 // The helpers below are `#[inline(always)]`, which a `#[target_feature]`
 // function cannot be: called, they would pass their vectors through
@@ -243,15 +243,16 @@ fn kernel(states: &mut [[u32; 5]; 16], lanes: &[&[[u8; 64]]; 16]) {
     // `b` indexes the blocks of every lane at once.
     #[allow(clippy::needless_range_loop)]
     for b in 0..blocks {
-        s = rounds(s, load_words(by16!(|i| &lanes[i][b])));
+        s = rounds(s, load_words(by16!(|i| &lanes[i][b])), &mut ());
     }
     transpose_out(s, states);
 }
 
-/// The 80 rounds over one block of every lane, with the feed-forward;
+/// The 80 rounds over one block of every lane, with the feed-forward and
+/// `hook` run after each round;
 /// for sixteen lanes (zmm) here and eight (ymm) in `sha_x8`.
 #[inline(always)]
-pub(super) fn rounds<V: Words>(s: [V; 5], mut w: [V; 16]) -> [V; 5] {
+pub(super) fn rounds<V: Words>(s: [V; 5], mut w: [V; 16], hook: &mut impl RoundHook) -> [V; 5] {
     let [mut a, mut b, mut c, mut d, mut e] = s;
     macro_rules! round {
         ($($t:literal)*) => {$({
@@ -275,6 +276,7 @@ pub(super) fn rounds<V: Words>(s: [V; 5], mut w: [V; 16]) -> [V; 5] {
             c = b.rol::<30>();
             b = a;
             a = tmp;
+            hook.after_round(T, 80);
         })*};
     }
     round!(0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19);

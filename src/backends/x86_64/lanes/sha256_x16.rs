@@ -10,7 +10,7 @@
 
 use super::super::Vaes512;
 use super::sha1_x16::{by_index, by16, lane_blocks, load_words, transpose_in, transpose_out};
-use super::words::Words;
+use super::words::{RoundHook, Words};
 
 /// SHA-256 round constants (FIPS 180-4 4.2.2).
 pub(super) static K: [u32; 64] = [
@@ -47,7 +47,7 @@ fn kernel(states: &mut [[u32; 8]; 16], lanes: &[&[[u8; 64]]; 16]) {
     // `b` indexes the blocks of every lane at once.
     #[allow(clippy::needless_range_loop)]
     for b in 0..blocks {
-        s = rounds(s, load_words(by16!(|i| &lanes[i][b])));
+        s = rounds(s, load_words(by16!(|i| &lanes[i][b])), &mut ());
     }
     transpose_out(s, states);
 }
@@ -61,7 +61,7 @@ fn big_sigma<V: Words, const A: i32, const B: i32, const C: i32>(x: V) -> V {
 /// The 64 rounds over one block of every lane, with the feed-forward;
 /// for sixteen lanes (zmm) here and eight (ymm) in `sha_x8`.
 #[inline(always)]
-pub(super) fn rounds<V: Words>(s: [V; 8], mut w: [V; 16]) -> [V; 8] {
+pub(super) fn rounds<V: Words>(s: [V; 8], mut w: [V; 16], hook: &mut impl RoundHook) -> [V; 8] {
     let [mut a, mut b, mut c, mut d, mut e, mut f, mut g, mut h] = s;
     macro_rules! round {
         ($($t:literal)*) => {$({
@@ -88,6 +88,7 @@ pub(super) fn rounds<V: Words>(s: [V; 8], mut w: [V; 16]) -> [V; 8] {
             c = b;
             b = a;
             a = t1.add(t2);
+            hook.after_round(T, 64);
         })*};
     }
     round!(0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15);

@@ -101,7 +101,7 @@ fn store4(words: &mut [u32], v: __m128i) {
 /// of every lane; whole groups of four words through [`rows_to_words`],
 /// the rest (SHA-1's E) element by element.
 #[inline(always)]
-fn transpose_in<const N: usize>(states: &[[u32; N]; 8]) -> [__m256i; N] {
+pub(super) fn transpose_in<const N: usize>(states: &[[u32; N]; 8]) -> [__m256i; N] {
     // SAFETY: AVX as said above.
     let mut v = [unsafe { _mm256_setzero_si256() }; N];
     for c in 0..N / 4 {
@@ -119,7 +119,7 @@ fn transpose_in<const N: usize>(states: &[[u32; N]; 8]) -> [__m256i; N] {
 
 /// The inverse of [`transpose_in`].
 #[inline(always)]
-fn transpose_out<const N: usize>(v: [__m256i; N], states: &mut [[u32; N]; 8]) {
+pub(super) fn transpose_out<const N: usize>(v: [__m256i; N], states: &mut [[u32; N]; 8]) {
     for c in 0..N / 4 {
         let rows = words_to_rows(v[4 * c..4 * c + 4].try_into().expect("four vectors"));
         for (state, row) in states.iter_mut().zip(rows) {
@@ -140,7 +140,7 @@ fn transpose_out<const N: usize>(v: [__m256i; N], states: &mut [[u32; N]; 8]) {
 /// The message block of each of eight lanes as sixteen vectors of
 /// big-endian words, vector `j` holding word `j` of every lane.
 #[inline(always)]
-fn load_words(blocks: [&[u8; 64]; 8]) -> [__m256i; 16] {
+pub(super) fn load_words(blocks: [&[u8; 64]; 8]) -> [__m256i; 16] {
     // SAFETY: AVX2 as said above.
     unsafe {
         // Byte-swaps each 32-bit element (the shuffle works per half).
@@ -191,7 +191,7 @@ fn sha1_kernel(states: &mut [[u32; 5]; 8], lanes: &[&[[u8; 64]]; 8]) {
     // `b` indexes the blocks of every lane at once.
     #[allow(clippy::needless_range_loop)]
     for b in 0..blocks {
-        s = sha1_x16::rounds(s, load_words(by8!(|i| &lanes[i][b])));
+        s = sha1_x16::rounds(s, load_words(by8!(|i| &lanes[i][b])), &mut ());
     }
     transpose_out(s, states);
 }
@@ -202,7 +202,7 @@ fn sha256_kernel(states: &mut [[u32; 8]; 8], lanes: &[&[[u8; 64]]; 8]) {
     let mut s = transpose_in(states);
     #[allow(clippy::needless_range_loop)]
     for b in 0..blocks {
-        s = sha256_x16::rounds(s, load_words(by8!(|i| &lanes[i][b])));
+        s = sha256_x16::rounds(s, load_words(by8!(|i| &lanes[i][b])), &mut ());
     }
     transpose_out(s, states);
 }

@@ -16,6 +16,22 @@
 
 use core::arch::x86_64::*;
 
+/// Work run between the rounds of a block: the round code calls
+/// [`RoundHook::after_round`] after each of its `rounds` rounds, with `t`
+/// a constant once inlined, so a hook that does nothing costs nothing and
+/// one that interleaves another computation (`sha_cbc_x8`'s CBC chains)
+/// places its steps at compile time.
+pub(super) trait RoundHook {
+    /// Called after round `t` of `rounds`.
+    fn after_round(&mut self, t: usize, rounds: usize);
+}
+
+/// No work between rounds.
+impl RoundHook for () {
+    #[inline(always)]
+    fn after_round(&mut self, _: usize, _: usize) {}
+}
+
 /// One 32-bit word of every lane: the operations the SHA-1 and SHA-256
 /// rounds need, each one instruction.
 pub(super) trait Words: Copy {
