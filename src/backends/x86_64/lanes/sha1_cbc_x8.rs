@@ -9,11 +9,9 @@
 //! mostly idle, while the hash rounds are bound by throughput. An AES
 //! round every round or two of the hash fills those gaps. Measured on
 //! Intel family 6 model 0xA7 (`stitched_against_separate`), 16 KiB per
-//! lane: 1.26x the eight-lane hash followed by the CBC lanes for four
-//! lanes, 1.05-1.09x for eight. The same loop over the SHA-256 rounds was
-//! slower than the two passes (0.86-0.92x): its rounds hold more values,
-//! so the chains' registers spill, and its rotates share a port with the
-//! AES rounds.
+//! lane: 1.31-1.34x the eight-lane hash followed by the CBC lanes for four
+//! lanes, 1.14-1.16x for eight. The same loop over the SHA-256 rounds only
+//! broke even (0.99-1.01x): they leave no port time for the AES rounds.
 //!
 //! In place: lane `i` is hashed from `hash_at` and encrypted from `cbc_at
 //! <= hash_at` of its buffer. An iteration loads its hash block before it
@@ -240,6 +238,10 @@ unsafe fn kernel<const N: usize, const R: usize>(
             &*hash[i].add(64 * b).cast::<[u8; 64]>()
         }));
         chains.p = by_index!(0 1 2 3 4 5 6 7; |i| cbc[i].wrapping_add(step[i] * b));
+        // Opaque each iteration, so the round keys are read from memory
+        // where a round uses them: hoisted out of the loop, the 22 to 60
+        // key vectors spill to the stack, which cost 4-7% here.
+        chains.keys = core::hint::black_box(keys);
         s = sha1_x16::rounds(s, w, &mut chains);
     }
     transpose_out(s, states);
