@@ -313,14 +313,19 @@ mod lanes {
             (_, Cbc::AesNi(_)) => <Sha384 as LaneHash>::pairs_beat_single(count, shortest),
         };
         // Few SHA-1 records sealed MAC-then-encrypt run hash and CBC in one
-        // loop (`seal_sha1_stitched`), which pays from fewer of them.
+        // loop (`seal_sha1_stitched`), which pays from fewer of them. Only
+        // where it was measured (Intel) or where the eight-lane hash would
+        // run anyway: elsewhere small windows may hash two SHA-NI streams
+        // at a time instead, which is faster on AMD.
+        let eight_lanes = Tuning::get().eight_lanes;
         let stitched = kind.order == Order::HashThenCipher
             && kind.mac == 1
             && matches!(kind.lanes, Cbc::Vaes(_))
-            && count <= sha1_cbc_x8::LANES;
+            && count <= sha1_cbc_x8::LANES
+            && (eight_lanes || count >= <Sha1 as LaneHash>::MIN_BUSY);
         let pays = pays
             || (stitched
-                && Tuning::get().eight_lanes
+                && eight_lanes
                 && STITCHED_SHA1
                     .iter()
                     .any(|&(j, bytes)| count >= j && shortest >= bytes));
