@@ -370,22 +370,8 @@ mod lanes {
     {
         const L: usize = sha1_cbc_x8::LANES;
         let b = <Sha1 as HashFunction>::BLOCK_LEN;
-        // Lanes longest first, so the lanes still running are the first
-        // ones (lengths are public).
-        let mut order = [0usize; L];
-        let mut lanes = 0;
-        for (i, job) in window.iter().enumerate() {
-            if job.is_some() {
-                order[lanes] = i;
-                lanes += 1;
-            }
-        }
-        let len = |i: usize| window[i].as_ref().map_or(0, |j| j.plaintext_len);
-        order[..lanes].sort_unstable_by_key(|&i| core::cmp::Reverse(len(i)));
-        let mut rank = [0usize; WINDOW];
-        for (lane, &i) in order[..lanes].iter().enumerate() {
-            rank[i] = lane;
-        }
+        let (order, lanes, rank) = longest_first(window, |_, j| j.plaintext_len);
+        debug_assert!(lanes <= L);
         let mut keys = cbc_x16::LaneKeys::<N>::new();
         let mut ivs = [[0u8; 16]; L];
         let mut states = [<Sha1 as HashFunction>::ZERO_STATE; L];
@@ -486,6 +472,30 @@ mod lanes {
         }
         pad_all(window);
         encrypt_all(Cbc::Vaes(t), window, &from);
+    }
+
+    /// The window's jobs in lane order, longest first by `len(slot, job)`
+    /// (public lengths), so the lanes still running are always the first
+    /// ones: (slot of each lane, lane count, lane of each slot).
+    fn longest_first(
+        window: &Window<'_>,
+        len: impl Fn(usize, &SealLane<'_>) -> usize,
+    ) -> ([usize; WINDOW], usize, [usize; WINDOW]) {
+        let mut order = [0usize; WINDOW];
+        let mut lanes = 0;
+        for (i, job) in window.iter().enumerate() {
+            if job.is_some() {
+                order[lanes] = i;
+                lanes += 1;
+            }
+        }
+        let key = |i: usize| window[i].as_ref().map_or(0, |j| len(i, j));
+        order[..lanes].sort_unstable_by_key(|&i| core::cmp::Reverse(key(i)));
+        let mut rank = [0usize; WINDOW];
+        for (lane, &i) in order[..lanes].iter().enumerate() {
+            rank[i] = lane;
+        }
+        (order, lanes, rank)
     }
 
     /// Where `Tuning::eight_lanes` holds, (jobs, shortest record in bytes)
@@ -633,24 +643,7 @@ mod lanes {
         let mut bodies: [&mut [u8]; WINDOW] = Default::default();
         let mut ivs = [[0u8; 16]; WINDOW];
         let mut schedules: [Option<&Schedule<N>>; WINDOW] = [None; WINDOW];
-        let mut order = [0usize; WINDOW];
-        let mut lanes = 0;
-        for (i, job) in window.iter().enumerate() {
-            if job.is_some() {
-                order[lanes] = i;
-                lanes += 1;
-            }
-        }
-        let len = |i: usize| {
-            window[i]
-                .as_ref()
-                .map_or(0, |j| j.body_range().len() - from[i])
-        };
-        order[..lanes].sort_unstable_by_key(|&i| core::cmp::Reverse(len(i)));
-        let mut rank = [0usize; WINDOW];
-        for (lane, &i) in order[..lanes].iter().enumerate() {
-            rank[i] = lane;
-        }
+        let (_, lanes, rank) = longest_first(window, |i, j| j.body_range().len() - from[i]);
         for (i, job) in window.iter_mut().enumerate() {
             let Some(job) = job else { continue };
             let lane = rank[i];

@@ -304,7 +304,7 @@ unsafe fn encrypt<const N: usize, const R: usize, const L: usize, const FOLD: bo
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use super::super::super::aes::AesNiKey;
     use super::super::super::test_rng::SplitMix64;
     use super::*;
@@ -335,7 +335,7 @@ mod tests {
     }
 
     /// A copy of `k`'s encryption schedule.
-    fn schedule<const N: usize>(k: &AesNiKey) -> Schedule<N> {
+    pub(in super::super) fn schedule<const N: usize>(k: &AesNiKey) -> Schedule<N> {
         let rows: &[[u8; 16]] = match k {
             AesNiKey::Aes128(s, _) => &s.enc.0,
             AesNiKey::Aes256(s, _) => &s.enc.0,
@@ -344,7 +344,8 @@ mod tests {
         Schedule(core::array::from_fn(|i| rows[i]))
     }
 
-    fn cipher<const N: usize>() -> Cipher {
+    /// AES-128 for 11 round keys, AES-256 for 15.
+    pub(in super::super) fn cipher<const N: usize>() -> Cipher {
         match N {
             11 => Cipher::Aes128Cbc,
             15 => Cipher::Aes256Cbc,

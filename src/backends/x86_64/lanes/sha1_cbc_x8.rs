@@ -256,11 +256,11 @@ mod tests {
     use super::super::super::aes::{AesNiKey, Schedule};
     use super::super::super::test_rng::SplitMix64;
     use super::super::cbc_x16;
+    use super::super::cbc_x16::tests::{cipher, schedule};
     use super::super::sha_x8::sha1_x8;
     use super::super::sha1_x16::tests::{ROUNDS, alternate, cpu_name, token};
     use super::{LaneKeys, Vaes512, sha1_cbc_x8};
     use crate::backends::portable::{AesKey, CrateCompress};
-    use crate::combination::Cipher;
     use crate::primitives::hash::{Compress, Sha1};
 
     /// Every lane count, with random keys, states, IVs and bytes, the hash
@@ -270,11 +270,8 @@ mod tests {
     /// CBC encryption of them, the bytes outside the range and the other
     /// lanes' states untouched.
     fn against_portable<const N: usize>(t: Vaes512) {
-        let (cipher, key_len) = if N == 11 {
-            (Cipher::Aes128Cbc, 16)
-        } else {
-            (Cipher::Aes256Cbc, 32)
-        };
+        let cipher = cipher::<N>();
+        let key_len = if N == 11 { 16 } else { 32 };
         let mut rng = SplitMix64(0x5c8 + N as u64);
         for lanes in 1..=8 {
             for (ahead, blocks) in [(0, 1), (13, 2), (51, 0), (51, 1), (51, 5), (0, 4)] {
@@ -283,11 +280,7 @@ mod tests {
                 let mut portable = Vec::new();
                 for (lane, k) in raw.iter().enumerate() {
                     let ni = AesNiKey::new(t.aes_ni(), cipher, &k[..key_len]);
-                    let rows: &[[u8; 16]] = match &ni {
-                        AesNiKey::Aes128(s, _) => &s.enc.0,
-                        AesNiKey::Aes256(s, _) => &s.enc.0,
-                    };
-                    keys.set_lane(lane, &Schedule::<N>(core::array::from_fn(|i| rows[i])));
+                    keys.set_lane(lane, &schedule::<N>(&ni));
                     portable.push(AesKey::new(cipher, &k[..key_len]));
                 }
                 let cbc_at = (rng.next() % 3) as usize * 16;
