@@ -17,7 +17,7 @@ use cbc_hmac::record::{OpenJob, OpenRecord, open_batch};
 use crate::multi::gathered;
 use cbc_hmac::{Backend, Opener, RecordKeys, Sealer};
 
-use crate::multi::{Shape, Side, config, keys, plaintext};
+use crate::multi::{Buffers, Shape, Side, config, keys, plaintext};
 use crate::workload::{CONTENT_TYPE, Failure};
 
 /// The records of a shape, sealed once: fragment and sequence value of
@@ -61,7 +61,7 @@ impl Sealed {
 
     /// Copies the sealed records into `work` (the first step of every
     /// timed call).
-    pub fn restore(&self, work: &mut [Vec<u8>]) {
+    pub fn restore(&self, work: &mut Buffers) {
         for (w, f) in work.iter_mut().zip(&self.fragments) {
             w.copy_from_slice(f);
         }
@@ -91,7 +91,7 @@ pub struct OursOpen {
     batch: bool,
     openers: Vec<Opener>,
     sealed: Sealed,
-    work: Vec<Vec<u8>>,
+    work: Buffers,
     ranges: Vec<Option<core::ops::Range<usize>>>,
 }
 
@@ -116,7 +116,7 @@ impl OursOpen {
             shape,
             batch,
             openers,
-            work: sealed.fragments.clone(),
+            work: Buffers::copied(&sealed.fragments),
             sealed,
             ranges: vec![None; shape.records],
         })
@@ -136,7 +136,7 @@ impl OursOpen {
                 });
             }
         } else if conns == 1 {
-            let n = self.work.len();
+            let n = self.work.count();
             let records = self
                 .work
                 .iter_mut()
@@ -150,7 +150,7 @@ impl OursOpen {
                 }
             });
         } else {
-            let n = self.work.len();
+            let n = self.work.count();
             let jobs = self
                 .openers
                 .iter_mut()

@@ -182,7 +182,7 @@ mod with_openssl {
         shape: Shape,
         records: Vec<crate::reference::Records>,
         sealed: crate::multi_open::Sealed,
-        work: Vec<Vec<u8>>,
+        work: crate::multi::Buffers,
         ranges: Vec<Option<core::ops::Range<usize>>>,
     }
 
@@ -201,7 +201,7 @@ mod with_openssl {
             Ok(OneByOneOpen {
                 shape,
                 records,
-                work: sealed.fragments.clone(),
+                work: crate::multi::Buffers::copied(&sealed.fragments),
                 sealed,
                 ranges: vec![None; shape.records],
             })
@@ -297,7 +297,7 @@ mod with_ipsec_mb {
         manager: Manager,
         aes: Vec<AesKey>,
         hmac: Vec<HmacKey>,
-        bufs: Vec<Vec<u8>>,
+        bufs: crate::multi::Buffers,
         tag_len: usize,
     }
 
@@ -311,7 +311,7 @@ mod with_ipsec_mb {
                 manager,
                 aes,
                 hmac,
-                bufs: vec![vec![0u8; 13 + body]; shape.records],
+                bufs: crate::multi::Buffers::new(shape.records, 13 + body),
                 tag_len,
             };
             jobs.fill(0);
@@ -412,7 +412,7 @@ mod with_ipsec_mb {
         hmac: Vec<HmacKey>,
         sealed: crate::multi_open::Sealed,
         pristine: Vec<Vec<u8>>,
-        bufs: Vec<Vec<u8>>,
+        bufs: crate::multi::Buffers,
         tags: Vec<Vec<u8>>,
     }
 
@@ -435,7 +435,7 @@ mod with_ipsec_mb {
                 manager,
                 aes,
                 hmac,
-                bufs: pristine.clone(),
+                bufs: crate::multi::Buffers::copied(&pristine),
                 pristine,
                 sealed,
                 tags: vec![Vec::new(); shape.records],
