@@ -293,23 +293,25 @@ impl Opener {
     /// # Ok::<(), cbc_hmac::Error>(())
     /// ```
     pub fn open_many_in_place(&mut self, first_seq: u64, records: &mut [OpenRecord<'_>]) {
+        // Too few records to share lanes, and independent (explicit IVs, or
+        // only one): single opens, without the window, whose length checks
+        // are the single open's own. (TLS 1.0 records chain through the
+        // window, whose rule for a rejected record differs from the single
+        // open's.)
+        if records.len() == 1 || (records.len() < FEWEST_LANES && self.chained_iv().is_none()) {
+            for (i, r) in records.iter_mut().enumerate() {
+                r.result = Some(match first_seq.checked_add(i as u64) {
+                    Some(seq) => self.open_one(seq, r),
+                    None => Err(Error::SequenceOverflow),
+                });
+            }
+            return;
+        }
         for (i, r) in records.iter_mut().enumerate() {
             r.result = match first_seq.checked_add(i as u64) {
                 Some(_) => self.check_len(r.buf.len()).err().map(Err),
                 None => Some(Err(Error::SequenceOverflow)),
             };
-        }
-        // Too few records to share lanes, and independent (explicit IVs, or
-        // only one): single opens, without the window. (TLS 1.0 records
-        // chain through the window, whose rule for a rejected record
-        // differs from the single open's.)
-        if records.len() == 1 || (records.len() < FEWEST_LANES && self.chained_iv().is_none()) {
-            for (i, r) in records.iter_mut().enumerate() {
-                if r.result.is_none() {
-                    r.result = Some(self.open_one(first_seq + i as u64, r));
-                }
-            }
-            return;
         }
         let order = self.config().mac_order;
         let backend = self.backend();
