@@ -527,14 +527,19 @@ fn open_mac_then_encrypt_lanes<H: BatchHash, C: DecryptAbsorb<H>>(
     let m = H::OUTPUT_LEN;
     let mut headers = [[0u8; 13]; WINDOW];
     let mut good = [0usize; WINDOW];
-    for ((p, header), good) in window.iter_mut().zip(&mut headers).zip(&mut good) {
-        let Some(p) = p else { continue };
+    // Every record decrypted before any padding is read: checked right
+    // after its own decryption, a short record's padding check waits out
+    // the latency of the AES rounds that produce its last block.
+    for p in window.iter_mut().flatten() {
         let body = &mut p.buf[p.iv_len..];
         let split = decrypt_padding_span(p.aes, &p.iv, &mut p.next_iv, body);
-        (*good, p.data_len, *header) = split_record(body, m, &p.prefix);
         let mut chain = p.iv;
         let (blocks, _) = body[..split].as_chunks_mut::<16>();
         p.aes.decrypt_cbc(&mut chain, blocks);
+    }
+    for ((p, header), good) in window.iter_mut().zip(&mut headers).zip(&mut good) {
+        let Some(p) = p else { continue };
+        (*good, p.data_len, *header) = split_record(&p.buf[p.iv_len..], m, &p.prefix);
     }
     let mut engines: [Option<Engine<H>>; WINDOW] = core::array::from_fn(|_| None);
     {
