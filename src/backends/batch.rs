@@ -274,13 +274,15 @@ mod lanes {
     use crate::backends::cpu::Tuning;
     use crate::backends::x86_64::aes::{AesNiKey, Schedule};
     use crate::backends::x86_64::lanes::{
-        cbc_aesni_x8, cbc_x16, sha_ni_x2, sha_x8, sha1_cbc_x8, sha1_x16, sha256_x16, sha512_x8,
+        cbc_aesni_x8, cbc_x16, secret_tail_x16, sha_ni_x2, sha_x8, sha1_cbc_x8, sha1_x16,
+        sha256_x16, sha512_x8,
     };
     use crate::backends::x86_64::{AesNi, ShaNi, Vaes512};
     use crate::backends::{AesKey, Compressor, with_compressor};
     use crate::primitives::ct_digest::SecretLenPlan;
     use crate::primitives::hash::{Compress, Engine, HashFunction, Sha1, Sha256, Sha384};
     use crate::primitives::hmac::AnyStates;
+    use secret_tail_x16::Ends;
 
     /// Runs the window in lanes if its jobs allow it; `false` if not (the
     /// caller then seals one by one).
@@ -778,6 +780,20 @@ mod lanes {
             Self::compress8(t, states, data, blocks);
         }
 
+        /// The secret-length finish of sixteen lanes with the masks
+        /// applied in the kernel (`secret_tail_x16`), where the hash has
+        /// one: `false` if not, and the caller masks block by block.
+        fn secret_tail16(
+            t: Vaes512,
+            states: &mut [Self::State; 16],
+            data: &[&[u8]; 16],
+            blocks: usize,
+            ends: &Ends,
+        ) -> bool {
+            let _ = (t, states, data, blocks, ends);
+            false
+        }
+
         /// Whether [`LaneHash::compress2`] has a kernel.
         const PAIRS: bool;
 
@@ -854,6 +870,17 @@ mod lanes {
             sha1_x16::compress_x16(t, s, d, n);
         }
 
+        fn secret_tail16(
+            t: Vaes512,
+            s: &mut [[u32; 5]; 16],
+            d: &[&[u8]; 16],
+            n: usize,
+            ends: &Ends,
+        ) -> bool {
+            secret_tail_x16::sha1(t, s, d, n, ends);
+            true
+        }
+
         const PAIRS: bool = true;
 
         fn compress2(ni: ShaNi, s: &mut [[u32; 5]; 2], d: &[&[u8]; 2], n: usize) {
@@ -876,6 +903,17 @@ mod lanes {
 
         fn compress_x16(t: Vaes512, s: &mut [[u32; 8]; 16], d: &[&[u8]; 16], n: usize) {
             sha256_x16::compress_x16(t, s, d, n);
+        }
+
+        fn secret_tail16(
+            t: Vaes512,
+            s: &mut [[u32; 8]; 16],
+            d: &[&[u8]; 16],
+            n: usize,
+            ends: &Ends,
+        ) -> bool {
+            secret_tail_x16::sha256(t, s, d, n, ends);
+            true
         }
 
         const PAIRS: bool = true;
@@ -1298,12 +1336,54 @@ mod lanes {
         }
     }
 
+    /// Bytes of one lane's staged stream in [`masked_in_kernel`]: up to a
+    /// block buffered, the 256 bytes the padding may cover and the hash's
+    /// own padding, in whole blocks (6 of 64 bytes).
+    const STAGE: usize = 384;
+
+    /// The secret-length finishes of more than eight jobs whose hash has a
+    /// masking kernel (SHA-1, SHA-256): each job's stream staged once,
+    /// unmasked, and every block of all sixteen lanes masked and
+    /// compressed in the kernel, which keeps each lane's state after its
+    /// real last block. `false` (nothing done) where that does not apply.
+    fn masked_in_kernel<H: LaneHash>(
+        t: Vaes512,
+        group: &[Option<SecretTailJob<'_, H>>],
+        plans: &[Option<SecretLenPlan<H>>; 16],
+        rounds: usize,
+        result: &mut [H::State; 16],
+    ) -> bool {
+        if group.len() <= 8 || rounds * H::BLOCK_LEN > STAGE {
+            return false;
+        }
+        let mut stage = [[0u8; STAGE]; 16];
+        let mut ends = Ends::default();
+        let mut state = [H::ZERO_STATE; 16];
+        for (i, (plan, job)) in plans.iter().zip(group).enumerate() {
+            if let (Some(plan), Some(job)) = (plan, job) {
+                SecretLenPlan::stage(&job.engine, job.data, &mut stage[i]);
+                // Below 2^20 bytes (`SecretLenPlan::new`), so these fit.
+                ends.end[i] = plan.end as u32;
+                ends.last_block[i] = plan.last_block as u32;
+                ends.bits[i] = plan.bits;
+                state[i] = job.engine.state;
+            }
+        }
+        let inputs: [&[u8]; 16] = core::array::from_fn(|i| &stage[i][..rounds * H::BLOCK_LEN]);
+        if !H::secret_tail16(t, &mut state, &inputs, rounds, &ends) {
+            return false;
+        }
+        *result = state;
+        true
+    }
+
     /// The secret-length finishes of up to sixteen jobs at a time: round
     /// `r` builds block `r` of every job's padded message with the masks
     /// of the single-stream finish (`SecretLenPlan::block`), compresses all
     /// lanes at once and keeps each lane's state where its real last block
-    /// is; then one lane-parallel outer block. Which lanes take part in a
-    /// round depends only on their public lengths.
+    /// is (or [`masked_in_kernel`] does all that in the kernel); then one
+    /// lane-parallel outer block. Which lanes take part in a round depends
+    /// only on their public lengths.
     pub(super) fn finish_secret_len<H: LaneHash>(
         t: Vaes512,
         jobs: &mut [Option<SecretTailJob<'_, H>>],
@@ -1328,7 +1408,8 @@ mod lanes {
             }
             let mut result = [H::ZERO_STATE; 16];
             let mut blocks = [H::ZERO_BLOCK; 16];
-            for r in 0..rounds {
+            let in_kernel = masked_in_kernel(t, group, &plans, rounds, &mut result);
+            for r in (0..rounds).filter(|_| !in_kernel) {
                 let mut last = [0usize; 16];
                 for (((block, last), plan), job) in blocks
                     .iter_mut()

@@ -50,7 +50,11 @@ pub(crate) struct SecretLenPlan<H: HashFunction> {
     /// Blocks when `len` is at its maximum: the loop count, public.
     pub(crate) max_blocks: usize,
     /// Index of the real last block: secret.
-    last_block: usize,
+    pub(crate) last_block: usize,
+    /// Offset of the `0x80` byte in the stream `buffer || data`: secret.
+    pub(crate) end: usize,
+    /// The message length in bits, for the length field: secret.
+    pub(crate) bits: u64,
     /// The length field in place at the end of a block.
     field: H::Block,
 }
@@ -76,8 +80,22 @@ impl<H: HashFunction> SecretLenPlan<H> {
         SecretLenPlan {
             max_blocks,
             last_block,
+            end: buffered + len,
+            bits: bit_len,
             field,
         }
+    }
+
+    /// Writes the stream `buffer || data` of `engine`, then zeros, into
+    /// `stage` (at least `buffered + data.len()` bytes): every block
+    /// unmasked, for a kernel that masks them itself. Public lengths only.
+    pub(crate) fn stage(engine: &Engine<H>, data: &[u8], stage: &mut [u8]) {
+        let buffered = engine.buffered;
+        let (head, rest) = stage.split_at_mut(buffered);
+        head.copy_from_slice(&engine.buffer.as_ref()[..buffered]);
+        let (body, zeros) = rest.split_at_mut(data.len());
+        body.copy_from_slice(data);
+        zeros.fill(0);
     }
 
     /// Writes block `i` (`< max_blocks`) of the padded message into
