@@ -169,6 +169,23 @@ impl<H: HashFunction> SecretTailJob<'_, H> {
     }
 }
 
+/// Whether `window[d..]` starts with `expected` (`d` secret), as a mask,
+/// where `backend` has a vector kernel for the MAC shifter of a
+/// MAC-then-encrypt open (`record::ct_open::mac_matches`); `None` where
+/// it has not. Memory accesses depend only on the lengths.
+pub(crate) fn mac_at(backend: Backend, window: &[u8], d: usize, expected: &[u8]) -> Option<usize> {
+    #[cfg(target_arch = "x86_64")]
+    if backend == Backend::Vaes512ShaNi
+        && let Some(t) = crate::backends::x86_64::Vaes512::detect()
+    {
+        return Some(crate::backends::x86_64::mac_window::matches(
+            t, window, d, expected,
+        ));
+    }
+    let _ = (backend, window, d, expected);
+    None
+}
+
 /// The hashes the batch engine runs: SHA-1, SHA-256 and SHA-384.
 pub(crate) trait BatchHash: HashFunction + Sized {
     /// Whether `jobs` jobs, the shortest of them `shortest` bytes, run

@@ -102,22 +102,27 @@ pub(crate) fn check_padding(body: &[u8], mac_len: usize) -> (usize, usize) {
 /// operations, all in registers.
 #[inline(always)]
 pub(crate) fn mac_matches(body: &[u8], data_len: usize, expected: &[u8]) -> usize {
-    let m = expected.len();
-    let len = body.len();
-    let window = len.min(m + MAX_PADDING_SPAN);
-    let start = len - window;
-    // Secret offset of the MAC inside the window.
-    let d = ct::barrier(data_len - start);
+    let (window, d) = mac_window(body, data_len, expected.len());
     // Public choice of the word count: the windows of short records (the
     // latency-sensitive case) fit 8 or 16 words, which the compiler keeps
     // in registers.
-    if window <= 64 {
-        shifted_matches::<8>(&body[start..], d, expected)
-    } else if window <= 128 {
-        shifted_matches::<16>(&body[start..], d, expected)
+    if window.len() <= 64 {
+        shifted_matches::<8>(window, d, expected)
+    } else if window.len() <= 128 {
+        shifted_matches::<16>(window, d, expected)
     } else {
-        shifted_matches::<WINDOW_WORDS>(&body[start..], d, expected)
+        shifted_matches::<WINDOW_WORDS>(window, d, expected)
     }
+}
+
+/// The bytes of `body` that can hold a `mac_len`-byte MAC after a secret
+/// `data_len` bytes of plaintext (public: the last `mac_len + 256` at
+/// most), and the MAC's secret offset in them.
+#[inline(always)]
+pub(crate) fn mac_window(body: &[u8], data_len: usize, mac_len: usize) -> (&[u8], usize) {
+    let len = body.len();
+    let start = len - len.min(mac_len + MAX_PADDING_SPAN);
+    (&body[start..], ct::barrier(data_len - start))
 }
 
 /// 64-bit words in the largest window: a 48-byte tag and the padding span.
