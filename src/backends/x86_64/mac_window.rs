@@ -27,9 +27,18 @@ const REGS: usize = 5;
 pub(crate) fn matches(t: Vaes512, window: &[u8], d: usize, expected: &[u8]) -> usize {
     let _ = t;
     assert!(window.len() <= 64 * REGS && expected.len() <= 64.min(window.len()));
+    // The TLS tag lengths get their own copies, so that the registers
+    // each stage updates are a constant count and stay in registers.
     // SAFETY: `t` proves the CPU has AVX-512 F/BW/VL, all the kernel
     // enables; the lengths are checked above.
-    unsafe { kernel(window, d, expected) }
+    unsafe {
+        match expected.len() {
+            0..=20 => kernel::<20>(window, d, expected),
+            21..=32 => kernel::<32>(window, d, expected),
+            33..=48 => kernel::<48>(window, d, expected),
+            _ => kernel::<64>(window, d, expected),
+        }
+    }
 }
 
 /// `bytes`, zero-extended to a register: a masked load of only the bytes
@@ -44,8 +53,9 @@ fn load_partial(bytes: &[u8]) -> __m512i {
     unsafe { _mm512_maskz_loadu_epi8(mask, bytes.as_ptr().cast()) }
 }
 
+/// The shifter for tags of at most `M` bytes.
 #[target_feature(enable = "avx512f,avx512bw,avx512vl")]
-fn kernel(window: &[u8], d: usize, expected: &[u8]) -> usize {
+fn kernel<const M: usize>(window: &[u8], d: usize, expected: &[u8]) -> usize {
     let m = expected.len();
     let mut r = [_mm512_setzero_si512(); REGS + 1];
     for (k, reg) in r.iter_mut().take(REGS).enumerate() {
@@ -54,8 +64,8 @@ fn kernel(window: &[u8], d: usize, expected: &[u8]) -> usize {
         }
     }
     // Registers that stages of `2^k` bytes and smaller can still bring to
-    // the first `m` bytes.
-    let live = |k: u32| (m + (1 << k) - 1).div_ceil(64).min(REGS);
+    // the first `M` bytes.
+    let live = |k: u32| (M + (1 << k) - 1).div_ceil(64).min(REGS);
     // Bit `k` of the secret offset as a blend mask: through the barrier
     // first, so that it stays data and never becomes a branch.
     let take = |k: u32| -> __mmask8 { (super::super::opaque((d >> k) & 1) as u8).wrapping_neg() };
