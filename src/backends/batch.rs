@@ -186,6 +186,19 @@ pub(crate) fn mac_at(backend: Backend, window: &[u8], d: usize, expected: &[u8])
     None
 }
 
+/// The padding check's byte comparison (`record::ct_open::padding_diff`)
+/// where `backend` has a vector kernel for it; `None` where it has not.
+pub(crate) fn padding_diff_at(backend: Backend, tail: &[u8], first: u8, pad: u8) -> Option<usize> {
+    #[cfg(target_arch = "x86_64")]
+    if backend == Backend::Vaes512ShaNi
+        && let Some(t) = crate::backends::x86_64::Vaes512::detect()
+    {
+        return Some(crate::backends::x86_64::padding::diff(t, tail, first, pad));
+    }
+    let _ = (backend, tail, first, pad);
+    None
+}
+
 /// The hashes the batch engine runs: SHA-1, SHA-256 and SHA-384.
 pub(crate) trait BatchHash: HashFunction + Sized {
     /// Whether `jobs` jobs, the shortest of them `shortest` bytes, run

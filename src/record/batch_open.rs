@@ -43,10 +43,12 @@ use subtle::ConstantTimeEq;
 
 use super::ct_open::{
     check_padding, decrypt_padding_span, mac_matches, mac_window, open_mac_then_encrypt,
-    public_prefix_len, secret_tail, split_record,
+    padding_diff, public_prefix_len, secret_tail, split_record_by,
 };
 use super::{MacOrder, Opener, mac_header_after, mac_prefix};
-use crate::backends::batch::{BatchHash, FEWEST_LANES, HashJob, SecretTailJob, WINDOW, mac_at};
+use crate::backends::batch::{
+    BatchHash, FEWEST_LANES, HashJob, SecretTailJob, WINDOW, mac_at, padding_diff_at,
+};
 use crate::backends::{AesKey, Backend, DecryptAbsorb, with_compressor};
 use crate::error::Error;
 use crate::primitives::ct;
@@ -539,7 +541,11 @@ fn open_mac_then_encrypt_lanes<H: BatchHash, C: DecryptAbsorb<H>>(
     }
     for ((p, header), good) in window.iter_mut().zip(&mut headers).zip(&mut good) {
         let Some(p) = p else { continue };
-        (*good, p.data_len, *header) = split_record(&p.buf[p.iv_len..], m, &p.prefix);
+        let diff = |tail: &[u8], first, pad| {
+            padding_diff_at(backend, tail, first, pad)
+                .unwrap_or_else(|| padding_diff(tail, first, pad))
+        };
+        (*good, p.data_len, *header) = split_record_by(&p.buf[p.iv_len..], m, &p.prefix, diff);
     }
     let mut engines: [Option<Engine<H>>; WINDOW] = core::array::from_fn(|_| None);
     {

@@ -44,6 +44,18 @@ const MAX_PADDING_SPAN: usize = 256;
 /// `padding_total` is the number of padding bytes including the length
 /// byte when good, 0 otherwise.
 pub(crate) fn check_padding(body: &[u8], mac_len: usize) -> (usize, usize) {
+    check_padding_by(body, mac_len, padding_diff)
+}
+
+/// [`check_padding`], the bytes of the span compared by `diff(tail, first,
+/// pad)`: nonzero if a byte of `tail` at or after index `first` is not
+/// `pad` (a backend's vector kernel, or [`padding_diff`]).
+#[inline(always)]
+pub(crate) fn check_padding_by(
+    body: &[u8],
+    mac_len: usize,
+    diff: impl FnOnce(&[u8], u8, u8) -> usize,
+) -> (usize, usize) {
     let len = body.len();
     debug_assert!(len > mac_len);
     let pad = ct::barrier(body[len - 1] as usize);
@@ -57,7 +69,16 @@ pub(crate) fn check_padding(body: &[u8], mac_len: usize) -> (usize, usize) {
     // that long does not fit anyway).
     let too_long = ct::barrier(ct::lt(window - 1, pad));
     let first = ct::select(too_long, 0, (window - 1).wrapping_sub(pad)) as u8;
-    let p = pad as u8;
+    let differs = ct::barrier(diff(tail, first, pad as u8));
+    let good = ct::barrier(fits & ct::is_zero(differs));
+    (good, good & (pad + 1))
+}
+
+/// Nonzero if a byte of `tail` (at most 256 bytes) at or after index
+/// `first` is not `p`: every byte is read, the ones before `first`
+/// masked off.
+#[inline(always)]
+pub(crate) fn padding_diff(tail: &[u8], first: u8, p: u8) -> usize {
     // On u8 lanes (`window <= 256`) in whole 16-byte chunks, each chunk's
     // bytes side by side: sixteen accumulators and sixteen indices, one
     // 16-byte vector each. Left to itself the compiler vectorises across
@@ -82,8 +103,7 @@ pub(crate) fn check_padding(body: &[u8], mac_len: usize) -> (usize, usize) {
         let in_pad = ct::barrier(ct::le_u8(first, k) as usize) as u8;
         diff |= in_pad & (b ^ p);
     }
-    let good = ct::barrier(fits & ct::is_zero(diff as usize));
-    (good, good & (pad + 1))
+    diff as usize
 }
 
 /// Whether `body[data_len..data_len + expected.len()]` equals `expected`,
@@ -276,7 +296,19 @@ pub(crate) fn split_record(
     mac_len: usize,
     prefix: &[u8; 11],
 ) -> (usize, usize, [u8; 13]) {
-    let (good, padding_total) = check_padding(body, mac_len);
+    split_record_by(body, mac_len, prefix, padding_diff)
+}
+
+/// [`split_record`] with the padding span compared by `diff` (see
+/// [`check_padding_by`]).
+#[inline(always)]
+pub(crate) fn split_record_by(
+    body: &[u8],
+    mac_len: usize,
+    prefix: &[u8; 11],
+    diff: impl FnOnce(&[u8], u8, u8) -> usize,
+) -> (usize, usize, [u8; 13]) {
+    let (good, padding_total) = check_padding_by(body, mac_len, diff);
     let data_len = body.len() - mac_len - padding_total;
     (good, data_len, mac_header_after(prefix, data_len))
 }
