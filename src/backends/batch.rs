@@ -304,15 +304,15 @@ mod lanes {
     use crate::backends::cpu::Tuning;
     use crate::backends::x86_64::aes::{AesNiKey, Schedule};
     use crate::backends::x86_64::lanes::{
-        cbc_aesni_x8, cbc_x16, secret_tail_x16, sha_ni_x2, sha_x8, sha1_cbc_x8, sha1_x16,
-        sha256_x16, sha512_x8,
+        cbc_aesni_x8, cbc_x16, secret_tail, sha_ni_x2, sha_x8, sha1_cbc_x8, sha1_x16, sha256_x16,
+        sha512_x8,
     };
     use crate::backends::x86_64::{AesNi, ShaNi, Vaes512};
     use crate::backends::{AesKey, Compressor, with_compressor};
     use crate::primitives::ct_digest::SecretLenPlan;
     use crate::primitives::hash::{Compress, Engine, HashFunction, Sha1, Sha256, Sha384};
     use crate::primitives::hmac::AnyStates;
-    use secret_tail_x16::Ends;
+    use secret_tail::Ends;
 
     /// Runs the window in lanes if its jobs allow it; `false` if not (the
     /// caller then seals one by one).
@@ -810,17 +810,20 @@ mod lanes {
             Self::compress8(t, states, data, blocks);
         }
 
-        /// The secret-length finish of sixteen lanes with the masks
-        /// applied in the kernel (`secret_tail_x16`), where the hash has
-        /// one: `false` if not, and the caller masks block by block.
+        /// The secret-length finish of every lane with the masks applied
+        /// in the kernel (`secret_tail`; lanes at `used` and beyond are
+        /// not looked at, and eight or fewer run in the eight-lane
+        /// kernel), where the hash has one: `false` if not, and the caller
+        /// masks block by block.
         fn secret_tail16(
             t: Vaes512,
             states: &mut [Self::State; 16],
             data: &[&[u8]; 16],
             blocks: usize,
             ends: &Ends,
+            used: usize,
         ) -> bool {
-            let _ = (t, states, data, blocks, ends);
+            let _ = (t, states, data, blocks, ends, used);
             false
         }
 
@@ -906,8 +909,15 @@ mod lanes {
             d: &[&[u8]; 16],
             n: usize,
             ends: &Ends,
+            used: usize,
         ) -> bool {
-            secret_tail_x16::sha1(t, s, d, n, ends);
+            if used > 8 {
+                secret_tail::sha1_x16(t, s, d, n, ends);
+            } else {
+                let (s, _) = s.split_first_chunk_mut::<8>().expect("8 of 16");
+                let (d, _) = d.split_first_chunk::<8>().expect("8 of 16");
+                secret_tail::sha1_x8(t, s, d, n, ends);
+            }
             true
         }
 
@@ -941,8 +951,15 @@ mod lanes {
             d: &[&[u8]; 16],
             n: usize,
             ends: &Ends,
+            used: usize,
         ) -> bool {
-            secret_tail_x16::sha256(t, s, d, n, ends);
+            if used > 8 {
+                secret_tail::sha256_x16(t, s, d, n, ends);
+            } else {
+                let (s, _) = s.split_first_chunk_mut::<8>().expect("8 of 16");
+                let (d, _) = d.split_first_chunk::<8>().expect("8 of 16");
+                secret_tail::sha256_x8(t, s, d, n, ends);
+            }
             true
         }
 
@@ -1371,19 +1388,20 @@ mod lanes {
     /// own padding, in whole blocks (6 of 64 bytes).
     const STAGE: usize = 384;
 
-    /// The secret-length finishes of more than eight jobs whose hash has a
-    /// masking kernel (SHA-1, SHA-256): each job's stream staged once,
-    /// unmasked, and every block of all sixteen lanes masked and
-    /// compressed in the kernel, which keeps each lane's state after its
-    /// real last block. `false` (nothing done) where that does not apply.
+    /// The secret-length finishes of jobs whose hash has a masking kernel
+    /// (SHA-1, SHA-256): each job's stream staged once, unmasked, and every
+    /// block of all lanes masked and compressed in the kernel, which keeps
+    /// each lane's state after its real last block. `false` (nothing done)
+    /// where that does not apply.
     fn masked_in_kernel<H: LaneHash>(
         t: Vaes512,
         group: &[Option<SecretTailJob<'_, H>>],
         plans: &[Option<SecretLenPlan<H>>; 16],
         rounds: usize,
+        used: usize,
         result: &mut [H::State; 16],
     ) -> bool {
-        if group.len() <= 8 || rounds * H::BLOCK_LEN > STAGE {
+        if rounds * H::BLOCK_LEN > STAGE {
             return false;
         }
         let mut stage = [[0u8; STAGE]; 16];
@@ -1400,7 +1418,7 @@ mod lanes {
             }
         }
         let inputs: [&[u8]; 16] = core::array::from_fn(|i| &stage[i][..rounds * H::BLOCK_LEN]);
-        if !H::secret_tail16(t, &mut state, &inputs, rounds, &ends) {
+        if !H::secret_tail16(t, &mut state, &inputs, rounds, &ends, used) {
             return false;
         }
         *result = state;
@@ -1419,7 +1437,10 @@ mod lanes {
         jobs: &mut [Option<SecretTailJob<'_, H>>],
     ) {
         for group in jobs.chunks_mut(16) {
-            let used = group.len();
+            // Lanes up to the last job's (a public count): the window's
+            // slots past it are empty, and eight or fewer run in the
+            // eight-lane kernels.
+            let used = group.iter().rposition(Option::is_some).map_or(0, |i| i + 1);
             let plans: [Option<SecretLenPlan<H>>; 16] = core::array::from_fn(|i| {
                 let job = group.get(i)?.as_ref()?;
                 Some(SecretLenPlan::new(&job.engine, job.data, job.len))
@@ -1438,7 +1459,7 @@ mod lanes {
             }
             let mut result = [H::ZERO_STATE; 16];
             let mut blocks = [H::ZERO_BLOCK; 16];
-            let in_kernel = masked_in_kernel(t, group, &plans, rounds, &mut result);
+            let in_kernel = masked_in_kernel(t, group, &plans, rounds, used, &mut result);
             for r in (0..rounds).filter(|_| !in_kernel) {
                 let mut last = [0usize; 16];
                 for (((block, last), plan), job) in blocks

@@ -17,7 +17,7 @@
 //! - `sha1_cbc_x8`: both in one loop, up to eight lanes' SHA-1 blocks
 //!   with the AES rounds that encrypt the bytes behind them between the
 //!   hash rounds, for sealing a few MAC-then-encrypt records.
-//! - `secret_tail_x16`: the secret-length finish of sixteen SHA-1 or
+//! - `secret_tail`: the secret-length finish of sixteen or eight SHA-1 or
 //!   SHA-256 lanes, the masks applied to the transposed message words.
 //! - `words`: the 32-bit lane operations that code is written over, at
 //!   both widths.
@@ -28,7 +28,7 @@
 
 pub(crate) mod cbc_aesni_x8;
 pub(crate) mod cbc_x16;
-pub(crate) mod secret_tail_x16;
+pub(crate) mod secret_tail;
 pub(crate) mod sha1_cbc_x8;
 pub(crate) mod sha1_x16;
 pub(crate) mod sha256_x16;

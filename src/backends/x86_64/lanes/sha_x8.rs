@@ -26,6 +26,8 @@ macro_rules! by8 {
     };
 }
 
+pub(super) use by8;
+
 /// Transposes the 4x4 matrix of words in each 128-bit half of four
 /// vectors (its own inverse).
 #[inline(always)]
