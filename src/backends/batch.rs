@@ -810,36 +810,11 @@ mod lanes {
             Self::compress8(t, states, data, blocks);
         }
 
-        /// The secret-length finish of sixteen lanes with the masks applied
-        /// in the kernel (`secret_tail`), where the hash has one: `false`
-        /// (nothing done) if not.
-        fn secret_tail_x16(
-            t: Vaes512,
-            states: &mut [Self::State; 16],
-            data: &[&[u8]; 16],
-            blocks: usize,
-            ends: &Ends,
-        ) -> bool {
-            let _ = (t, states, data, blocks, ends);
-            false
-        }
-
-        /// The same for eight lanes (ymm).
-        fn secret_tail_x8(
-            t: Vaes512,
-            states: &mut [Self::State; 8],
-            data: &[&[u8]; 8],
-            blocks: usize,
-            ends: &Ends,
-        ) -> bool {
-            let _ = (t, states, data, blocks, ends);
-            false
-        }
-
-        /// The secret-length finish of every lane in the kernel (lanes at
-        /// `used` and beyond are not looked at, and eight or fewer run in
-        /// the eight-lane kernel), where the hash has one: `false` if not,
-        /// and the caller masks block by block.
+        /// The secret-length finish of every lane with the masks applied
+        /// in the kernel (`secret_tail`; lanes at `used` and beyond are
+        /// not looked at, and eight or fewer run in the eight-lane
+        /// kernel), where the hash has one: `false` if not, and the caller
+        /// masks block by block.
         fn secret_tail16(
             t: Vaes512,
             states: &mut [Self::State; 16],
@@ -848,12 +823,8 @@ mod lanes {
             ends: &Ends,
             used: usize,
         ) -> bool {
-            if used > 8 {
-                return Self::secret_tail_x16(t, states, data, blocks, ends);
-            }
-            let (states, _) = states.split_first_chunk_mut::<8>().expect("8 of 16");
-            let (data, _) = data.split_first_chunk::<8>().expect("8 of 16");
-            Self::secret_tail_x8(t, states, data, blocks, ends)
+            let _ = (t, states, data, blocks, ends, used);
+            false
         }
 
         /// Whether [`LaneHash::compress2`] has a kernel.
@@ -932,25 +903,21 @@ mod lanes {
             sha1_x16::compress_x16(t, s, d, n);
         }
 
-        fn secret_tail_x16(
+        fn secret_tail16(
             t: Vaes512,
             s: &mut [[u32; 5]; 16],
             d: &[&[u8]; 16],
             n: usize,
-            e: &Ends,
+            ends: &Ends,
+            used: usize,
         ) -> bool {
-            secret_tail::sha1_x16(t, s, d, n, e);
-            true
-        }
-
-        fn secret_tail_x8(
-            t: Vaes512,
-            s: &mut [[u32; 5]; 8],
-            d: &[&[u8]; 8],
-            n: usize,
-            e: &Ends,
-        ) -> bool {
-            secret_tail::sha1_x8(t, s, d, n, e);
+            if used > 8 {
+                secret_tail::sha1_x16(t, s, d, n, ends);
+            } else {
+                let (s, _) = s.split_first_chunk_mut::<8>().expect("8 of 16");
+                let (d, _) = d.split_first_chunk::<8>().expect("8 of 16");
+                secret_tail::sha1_x8(t, s, d, n, ends);
+            }
             true
         }
 
@@ -978,25 +945,21 @@ mod lanes {
             sha256_x16::compress_x16(t, s, d, n);
         }
 
-        fn secret_tail_x16(
+        fn secret_tail16(
             t: Vaes512,
             s: &mut [[u32; 8]; 16],
             d: &[&[u8]; 16],
             n: usize,
-            e: &Ends,
+            ends: &Ends,
+            used: usize,
         ) -> bool {
-            secret_tail::sha256_x16(t, s, d, n, e);
-            true
-        }
-
-        fn secret_tail_x8(
-            t: Vaes512,
-            s: &mut [[u32; 8]; 8],
-            d: &[&[u8]; 8],
-            n: usize,
-            e: &Ends,
-        ) -> bool {
-            secret_tail::sha256_x8(t, s, d, n, e);
+            if used > 8 {
+                secret_tail::sha256_x16(t, s, d, n, ends);
+            } else {
+                let (s, _) = s.split_first_chunk_mut::<8>().expect("8 of 16");
+                let (d, _) = d.split_first_chunk::<8>().expect("8 of 16");
+                secret_tail::sha256_x8(t, s, d, n, ends);
+            }
             true
         }
 
