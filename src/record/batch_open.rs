@@ -193,9 +193,12 @@ impl core::fmt::Debug for OpenJob<'_> {
 /// # Ok::<(), cbc_hmac::Error>(())
 /// ```
 pub fn open_batch(jobs: &mut [OpenJob<'_>]) {
-    // Too few jobs to share lanes (a public count): single opens, without
-    // the window. Each job has its own opener, so they are independent.
-    if jobs.len() < FEWEST_LANES {
+    // Too few jobs to share lanes, or none of their windows could take
+    // them (public counts and lengths): single opens, without the window.
+    // Each job has its own opener, so they are independent.
+    let longest = jobs.iter().map(|j| j.record.buf.len()).max().unwrap_or(0);
+    let may_pay = |o: &Opener| lanes_may_pay(o, jobs.len(), longest);
+    if jobs.len() < FEWEST_LANES || !jobs.iter().any(|j| may_pay(j.opener)) {
         for job in jobs {
             job.record.result = Some(job.opener.open_one(job.seq, &mut job.record));
         }
@@ -225,6 +228,22 @@ pub fn open_batch(jobs: &mut [OpenJob<'_>]) {
         }
         open_jobs(&mut group, k.0, k.2);
     }
+}
+
+/// Whether a window of at most `jobs` of `opener`'s records, none longer
+/// than `longest` bytes, could run in lanes: `BatchHash::lanes_pay` grows
+/// with the count and the shortest length, so the largest window and
+/// `longest` bound it. Encrypt-then-MAC windows always run the batch path.
+fn lanes_may_pay(opener: &Opener, jobs: usize, longest: usize) -> bool {
+    let (backend, config) = (opener.backend(), opener.config());
+    let pays = match config.combination.mac() {
+        _ if config.mac_order == MacOrder::EncryptThenMac => return true,
+        MacAlgorithm::HmacSha1 => Sha1::lanes_pay,
+        MacAlgorithm::HmacSha256 => Sha256::lanes_pay,
+        MacAlgorithm::HmacSha384 => Sha384::lanes_pay,
+        MacAlgorithm::HmacSha512 => return true,
+    };
+    pays(backend, jobs.min(WINDOW), longest)
 }
 
 /// Opens up to [`WINDOW`] jobs of one kind and sets their results.
@@ -300,7 +319,9 @@ impl Opener {
         // are the single open's own. (TLS 1.0 records chain through the
         // window, whose rule for a rejected record differs from the single
         // open's.)
-        if records.len() == 1 || (records.len() < FEWEST_LANES && self.chained_iv().is_none()) {
+        let longest = records.iter().map(|r| r.buf.len()).max().unwrap_or(0);
+        let few = records.len() < FEWEST_LANES || !lanes_may_pay(self, records.len(), longest);
+        if records.len() == 1 || (few && self.chained_iv().is_none()) {
             for (i, r) in records.iter_mut().enumerate() {
                 r.result = Some(match first_seq.checked_add(i as u64) {
                     Some(seq) => self.open_one(seq, r),
@@ -644,5 +665,68 @@ fn open_encrypt_then_mac<H: BatchHash, C: DecryptAbsorb<H>>(
         let (good, padding_total) = check_padding(body, 0);
         p.ok = ct::barrier(mac_ok & good);
         p.data_len = body.len() - padding_total;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{FEWEST_LANES, WINDOW, lanes_may_pay};
+    use crate::backends::batch::BatchHash;
+    use crate::primitives::hash::{Sha1, Sha256, Sha384};
+    use crate::{
+        Backend, Combination, MacAlgorithm, MacOrder, Opener, ProtocolVersion, RecordConfig,
+        RecordKeys,
+    };
+
+    /// Fragment lengths at and either side of every length rule of
+    /// `lanes_pay` (`cpu::Tuning` and the tables beside the kernels).
+    const LENGTHS: [usize; 17] = [
+        0, 1, 255, 256, 511, 512, 767, 768, 1023, 1024, 1408, 2047, 2048, 4095, 4096, 8192, 16384,
+    ];
+
+    /// `lanes_may_pay` lets a batch skip the windows: it must hold for
+    /// every batch that has a window the lanes would take (at most as many
+    /// records, none longer), and no window of fewer than `FEWEST_LANES`
+    /// records may take lanes.
+    #[test]
+    fn lanes_may_pay_bounds_every_window() {
+        for backend in Backend::available() {
+            for combination in Combination::ALL {
+                let config = RecordConfig::new(
+                    combination,
+                    ProtocolVersion::Tls12,
+                    MacOrder::MacThenEncrypt,
+                );
+                let keys = RecordKeys {
+                    enc_key: &[7; 32][..combination.cipher().key_len()],
+                    mac_key: &[9; 48][..combination.mac().tls_key_len()],
+                    iv: None,
+                };
+                let opener = Opener::with_backend(config, keys, backend).expect("available");
+                let pays = match combination.mac() {
+                    MacAlgorithm::HmacSha1 => Sha1::lanes_pay,
+                    MacAlgorithm::HmacSha256 => Sha256::lanes_pay,
+                    MacAlgorithm::HmacSha384 => Sha384::lanes_pay,
+                    MacAlgorithm::HmacSha512 => continue,
+                };
+                for count in 1..=WINDOW {
+                    for (i, &shortest) in LENGTHS.iter().enumerate() {
+                        if !pays(backend, count, shortest) {
+                            continue;
+                        }
+                        assert!(count >= FEWEST_LANES, "{backend} {combination:?}");
+                        for jobs in count..=64 {
+                            for &longest in &LENGTHS[i..] {
+                                assert!(
+                                    lanes_may_pay(&opener, jobs, longest),
+                                    "{backend} {combination:?}: {count} x {shortest} take \
+                                     lanes, {jobs} up to {longest} not"
+                                );
+                            }
+                        }
+                    }
+                }
+            }
+        }
     }
 }

@@ -412,11 +412,17 @@ pub fn batch_class(backend: Backend, config: RecordConfig, body_len: usize, lane
             config_name(config)
         ),
         members,
-        sites: vec![Site::find(
+        // A batch that no window could run in lanes on this backend (a
+        // public choice of count, length and MAC) opens record by record,
+        // and parts where the single open does.
+        sites: [Site::find(
             "src/record/batch_open.rs",
             BATCH_OPEN_RS,
             "if self.ok != usize::MAX",
             1,
-        )],
+        )]
+        .into_iter()
+        .chain(open_sites(config.mac_order))
+        .collect(),
     }
 }
