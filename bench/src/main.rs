@@ -134,6 +134,7 @@ fn run_multi(args: &Args, backend: Backend, records: usize, connections: usize) 
                 connections,
                 payload,
                 open: args.open,
+                page_aligned: args.page_aligned,
             };
             let outcome = multi_sides(args, backend, shape).and_then(|mut sides| {
                 let f = multi::measure(&mut sides, &shape, rounds, target)?;

@@ -116,7 +116,7 @@ impl OursOpen {
             shape,
             batch,
             openers,
-            work: Buffers::copied(&sealed.fragments),
+            work: Buffers::copied(&sealed.fragments, shape.page_aligned),
             sealed,
             ranges: vec![None; shape.records],
         })

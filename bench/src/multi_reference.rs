@@ -201,7 +201,7 @@ mod with_openssl {
             Ok(OneByOneOpen {
                 shape,
                 records,
-                work: crate::multi::Buffers::copied(&sealed.fragments),
+                work: crate::multi::Buffers::copied(&sealed.fragments, shape.page_aligned),
                 sealed,
                 ranges: vec![None; shape.records],
             })
@@ -311,7 +311,7 @@ mod with_ipsec_mb {
                 manager,
                 aes,
                 hmac,
-                bufs: crate::multi::Buffers::new(shape.records, 13 + body),
+                bufs: crate::multi::Buffers::new(shape.records, 13 + body, shape.page_aligned),
                 tag_len,
             };
             jobs.fill(0);
@@ -435,7 +435,7 @@ mod with_ipsec_mb {
                 manager,
                 aes,
                 hmac,
-                bufs: crate::multi::Buffers::copied(&pristine),
+                bufs: crate::multi::Buffers::copied(&pristine, shape.page_aligned),
                 pristine,
                 sealed,
                 tags: vec![Vec::new(); shape.records],
