@@ -690,6 +690,7 @@ mod tests {
     /// records may take lanes.
     #[test]
     fn lanes_may_pay_bounds_every_window() {
+        let mut windows = 0;
         for backend in Backend::available() {
             for combination in Combination::ALL {
                 let config = RecordConfig::new(
@@ -715,6 +716,7 @@ mod tests {
                             continue;
                         }
                         assert!(count >= FEWEST_LANES, "{backend} {combination:?}");
+                        windows += 1;
                         for jobs in count..=64 {
                             for &longest in &LENGTHS[i..] {
                                 assert!(
@@ -727,6 +729,11 @@ mod tests {
                     }
                 }
             }
+        }
+        if windows == 0 {
+            eprintln!(
+                "SKIPPED: no backend on this CPU gives any window lanes, so no bound to check"
+            );
         }
     }
 }
