@@ -280,6 +280,81 @@ fn seal_many_matches_single_record_seal() {
 }
 
 #[test]
+fn page_aligned_batches_match_single_record_seal() {
+    // Buffers at one offset in their pages put every lane's lines in the
+    // same L1 sets, where the lane kernels change how they walk the data.
+    let mut rng = Rng::from_env(
+        "page_aligned_batches_match_single_record_seal",
+        0xba7c_4000_5ea1_0005,
+    );
+    const PAGE: usize = 4096;
+    for backend in common::backends() {
+        for (round, jobs) in [16usize, 9, 12, 16, 24, 16].into_iter().enumerate() {
+            let config = RecordConfig::new(
+                [Combination::Aes128CbcSha1, Combination::Aes256CbcSha256][round % 2],
+                ProtocolVersion::Tls12,
+                MacOrder::ALL[round / 2 % 2],
+            );
+            let conns: Vec<Conn> = (0..jobs).map(|_| Conn::random(&mut rng, config)).collect();
+            let mut sealers: Vec<Sealer> = conns.iter().map(|c| c.sealer(backend)).collect();
+            let mut reference: Vec<Sealer> = conns.iter().map(|c| c.sealer(backend)).collect();
+            // Equal lengths in some rounds; in others, lanes that end at
+            // different blocks.
+            let shared = [1408usize, 200, 16384][round % 3];
+            let lens: Vec<usize> = (0..jobs)
+                .map(|_| if round < 3 { shared } else { length(&mut rng) })
+                .collect();
+            let stride = lens
+                .iter()
+                .map(|&l| sealers[0].sealed_len(l))
+                .max()
+                .map(|l| (l + 64).next_multiple_of(PAGE))
+                .unwrap();
+            let offset = 64 * rng.below(PAGE / 64);
+            let mut arena = vec![0u8; (jobs + 2) * stride];
+            let skip = (PAGE - arena.as_ptr() as usize % PAGE) % PAGE + offset;
+            let mut plains = Vec::new();
+            let mut expected = Vec::new();
+            let mut want = Vec::new();
+            let (seq, iv) = (rng.next(), rng.array::<16>());
+            for (i, lane) in arena[skip..].chunks_mut(stride).take(jobs).enumerate() {
+                let (buf, plain) = buffer(&mut rng, &sealers[i], lens[i]);
+                lane[..buf.len()].copy_from_slice(&buf);
+                let mut e = buf;
+                want.push(
+                    reference[i]
+                        .seal_in_place_with_iv(seq, 23, &mut e, lens[i], &iv)
+                        .unwrap(),
+                );
+                expected.push(e);
+                plains.push(plain);
+            }
+            let mut batch: Vec<SealJob<'_>> = sealers
+                .iter_mut()
+                .zip(arena[skip..].chunks_mut(stride))
+                .zip(&expected)
+                .enumerate()
+                .map(|(i, ((s, lane), e))| {
+                    SealJob::new(s, seq, 23, &mut lane[..e.len()], lens[i]).with_iv(iv)
+                })
+                .collect();
+            seal_batch(&mut batch);
+            let got: Vec<_> = batch.iter().map(|j| j.result()).collect();
+            drop(batch);
+            for (i, lane) in arena[skip..].chunks_mut(stride).take(jobs).enumerate() {
+                let what = format!("{backend} round {round}: job {i} of {jobs}, {config:?}");
+                assert_eq!(got[i], Some(Ok(want[i])), "{what}");
+                assert_eq!(lane[..expected[i].len()], expected[i], "{what}");
+                let opened = conns[i]
+                    .opener()
+                    .open_in_place(seq, 23, &mut lane[..want[i]]);
+                assert_eq!(opened.map(|p| p.to_vec()), Ok(plains[i].clone()), "{what}");
+            }
+        }
+    }
+}
+
+#[test]
 fn fresh_ivs_differ_and_open() {
     // Without `with_iv`, every record draws its own explicit IV.
     let mut rng = Rng::from_env("fresh_ivs_differ_and_open", 0xba7c_4000_5ea1_0003);
