@@ -60,15 +60,26 @@ pub(crate) struct Sha384;
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Sha512;
 
+// Whole words as fixed-size stores; only a truncated output's last word
+// takes a variable-length copy (which compiles to a `memcpy` call: one
+// per word, when every word went that way).
 fn write_words_u32(words: &[u32], out: &mut [u8]) {
-    for (chunk, word) in out.chunks_mut(4).zip(words) {
-        chunk.copy_from_slice(&word.to_be_bytes()[..chunk.len()]);
+    let (whole, rest) = out.as_chunks_mut::<4>();
+    for (chunk, word) in whole.iter_mut().zip(words) {
+        *chunk = word.to_be_bytes();
+    }
+    if let Some(word) = words.get(whole.len()) {
+        rest.copy_from_slice(&word.to_be_bytes()[..rest.len()]);
     }
 }
 
 fn write_words_u64(words: &[u64], out: &mut [u8]) {
-    for (chunk, word) in out.chunks_mut(8).zip(words) {
-        chunk.copy_from_slice(&word.to_be_bytes()[..chunk.len()]);
+    let (whole, rest) = out.as_chunks_mut::<8>();
+    for (chunk, word) in whole.iter_mut().zip(words) {
+        *chunk = word.to_be_bytes();
+    }
+    if let Some(word) = words.get(whole.len()) {
+        rest.copy_from_slice(&word.to_be_bytes()[..rest.len()]);
     }
 }
 
@@ -262,5 +273,31 @@ impl<H: HashFunction> Engine<H> {
         // Per-message copies on the stack are not wiped: the key material
         // itself is wiped once, when the key object drops.
         self.state
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn words_are_written_big_endian_and_truncated() {
+        let w32 = [0x0102_0304u32, 0x0506_0708, 0x090a_0b0c];
+        let w64 = [0x0102_0304_0506_0708u64, 0x090a_0b0c_0d0e_0f10];
+        let be32: Vec<u8> = w32.iter().flat_map(|w| w.to_be_bytes()).collect();
+        let be64: Vec<u8> = w64.iter().flat_map(|w| w.to_be_bytes()).collect();
+        for len in 0..=20 {
+            // Bytes past the words' 12 or 16 are left as they were.
+            let mut out = [0xeeu8; 20];
+            write_words_u32(&w32, &mut out[..len]);
+            let n = len.min(12);
+            assert_eq!(out[..n], be32[..n], "u32, {len} bytes");
+            assert!(out[n..].iter().all(|&b| b == 0xee), "u32, {len} bytes");
+            let mut out = [0xeeu8; 20];
+            write_words_u64(&w64, &mut out[..len]);
+            let n = len.min(16);
+            assert_eq!(out[..n], be64[..n], "u64, {len} bytes");
+            assert!(out[n..].iter().all(|&b| b == 0xee), "u64, {len} bytes");
+        }
     }
 }
