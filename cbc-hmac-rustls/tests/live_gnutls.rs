@@ -15,10 +15,9 @@ use std::net::TcpListener;
 use common::drive::{
     PeerIo, client_against, client_gets_tampered, server_against, server_gets_tampered,
 };
+use common::ports::free_tcp_port;
 use common::proxy::{Direction, Proxy};
-use common::{
-    Peer, TempDir, cases, client_config, free_port, have_tool, make_certs, provider_with,
-};
+use common::{Peer, TempDir, cases, client_config, have_tool, make_certs, provider_with};
 
 fn have_tools(program: &str, what: &str) -> bool {
     have_tool(program, &["--version"], "gnutls-bin", what)
@@ -33,7 +32,7 @@ fn rustls_client_against_gnutls_serv() {
     let dir = TempDir::new("cbc-hmac-rustls-gnutls-server");
     for case in cases() {
         let certs = make_certs(dir.path(), case.key);
-        let port = free_port();
+        let port = free_tcp_port();
         let args = vec![
             "--echo".to_string(),
             "-p".to_string(),
@@ -102,7 +101,7 @@ fn tampered_records_from_gnutls_are_rejected() {
     for case in cases() {
         let certs = make_certs(dir.path(), case.key);
 
-        let port = free_port();
+        let port = free_tcp_port();
         let args = vec![
             "--echo".to_string(),
             "-p".to_string(),

@@ -14,10 +14,9 @@ use std::net::TcpListener;
 use common::drive::{
     PeerIo, client_against, client_gets_tampered, server_against, server_gets_tampered,
 };
+use common::ports::free_tcp_port;
 use common::proxy::{Direction, Proxy};
-use common::{
-    Peer, TempDir, cases, client_config, free_port, have_tool, make_certs, provider_with,
-};
+use common::{Peer, TempDir, cases, client_config, have_tool, make_certs, provider_with};
 
 fn have_openssl(what: &str) -> bool {
     have_tool("openssl", &["version"], "openssl", what)
@@ -79,7 +78,7 @@ fn tampered_records_from_openssl_are_rejected() {
     for case in cases() {
         let certs = make_certs(dir.path(), case.key);
 
-        let port = free_port();
+        let port = free_tcp_port();
         let mut peer = Peer::spawn(
             "openssl s_server",
             "openssl",
@@ -134,7 +133,7 @@ fn rustls_client_against_openssl_s_server() {
     let dir = TempDir::new("cbc-hmac-rustls-openssl-server");
     for case in cases() {
         let certs = make_certs(dir.path(), case.key);
-        let port = free_port();
+        let port = free_tcp_port();
         let s = |x: &str| x.to_string();
         let args = vec![
             s("s_server"),

@@ -1,6 +1,7 @@
 //! Helpers shared by the integration tests (each test binary uses a subset).
 #![allow(dead_code)]
 
+pub mod ports;
 pub mod rng;
 pub mod sshd;
 pub mod tls_records;

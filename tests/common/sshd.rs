@@ -2,7 +2,7 @@
 //! temporary host key, `Ciphers` and `MACs` restricted to one suite, `-D -e`
 //! (no daemon, log on stderr to a file), killed and cleaned up on drop.
 
-use std::net::{TcpListener, TcpStream};
+use std::net::TcpStream;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
@@ -41,14 +41,6 @@ pub fn sshd_path() -> Option<PathBuf> {
         .find(|p| p.exists())
 }
 
-/// A port nothing listens on at the moment.
-pub fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0")
-        .and_then(|l| l.local_addr())
-        .map(|a| a.port())
-        .expect("a free port")
-}
-
 /// Makes an unencrypted ed25519 key pair at `path` (and `path.pub`).
 pub fn keygen(path: &Path) -> Result<(), String> {
     let out = Command::new("ssh-keygen")
@@ -83,7 +75,7 @@ pub fn start_sshd(
     let _ = std::fs::create_dir_all("/run/sshd");
     let key = dir.join("host_ed25519");
     keygen(&key)?;
-    let port = free_port();
+    let port = super::ports::free_tcp_port();
     let log = std::fs::File::create(dir.join("sshd.log")).map_err(|e| e.to_string())?;
     let mut cmd = Command::new(sshd);
     for option in extra {

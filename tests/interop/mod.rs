@@ -27,6 +27,8 @@
 //!    received.
 #![allow(dead_code)]
 
+#[path = "../common/ports.rs"]
+pub mod ports;
 pub mod process;
 pub mod proxy;
 pub mod session;
@@ -240,9 +242,9 @@ impl Scenario<'_> {
         let dir = TempDir::new("cbc-hmac-interop").map_err(|e| format!("temp dir: {e}"))?;
         let key_log = dir.path().join("keylog.txt");
         let server_port = if dtls {
-            process::free_udp_port()
+            ports::free_udp_port()
         } else {
-            process::free_tcp_port()
+            ports::free_tcp_port()
         };
         let proxy = if dtls {
             Proxy::udp(server_port, &key_log)

@@ -4,7 +4,6 @@
 //! on drop. Plus temporary directories and loopback ports.
 
 use std::io::{Read, Write};
-use std::net::{TcpListener, UdpSocket};
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdin, Command, Stdio};
@@ -174,22 +173,6 @@ impl Drop for TempDir {
     fn drop(&mut self) {
         let _ = std::fs::remove_dir_all(&self.path);
     }
-}
-
-/// A TCP port on 127.0.0.1 that was free a moment ago.
-pub fn free_tcp_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0")
-        .and_then(|l| l.local_addr())
-        .map(|a| a.port())
-        .expect("bind 127.0.0.1:0")
-}
-
-/// A UDP port on 127.0.0.1 that was free a moment ago.
-pub fn free_udp_port() -> u16 {
-    UdpSocket::bind("127.0.0.1:0")
-        .and_then(|s| s.local_addr())
-        .map(|a| a.port())
-        .expect("bind 127.0.0.1:0")
 }
 
 /// Makes a self-signed RSA-2048 certificate and key (`cert.pem`,

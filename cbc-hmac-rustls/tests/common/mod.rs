@@ -5,6 +5,8 @@
 #![allow(dead_code)]
 
 pub mod drive;
+#[path = "../../../tests/common/ports.rs"]
+pub mod ports;
 pub mod proxy;
 
 use std::io::{Read, Write};
@@ -488,14 +490,6 @@ impl Drop for Peer {
             let _ = writer.join();
         }
     }
-}
-
-/// A TCP port on 127.0.0.1 that was free a moment ago.
-pub fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0")
-        .and_then(|l| l.local_addr())
-        .map(|a| a.port())
-        .expect("bind 127.0.0.1:0")
 }
 
 /// Connects to a peer server on `port` once it listens.
