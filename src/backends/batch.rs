@@ -155,7 +155,7 @@ impl<'a, H: HashFunction> HashJob<'a, H> {
 /// into `tag`.
 pub(crate) struct SecretTailJob<'a, H: HashFunction> {
     pub(crate) states: &'a HmacStates<H>,
-    pub(crate) engine: Engine<H>,
+    pub(crate) engine: &'a Engine<H>,
     pub(crate) data: &'a [u8],
     pub(crate) len: usize,
     pub(crate) tag: &'a mut [u8],
@@ -164,7 +164,7 @@ pub(crate) struct SecretTailJob<'a, H: HashFunction> {
 impl<H: HashFunction> SecretTailJob<'_, H> {
     /// The job, as one stream.
     fn run_one(&mut self, c: &impl Compress<H>) {
-        let inner = finish_with_secret_len(c, &self.engine, self.data, self.len);
+        let inner = finish_with_secret_len(c, self.engine, self.data, self.len);
         self.states.finish_outer(c, &inner, self.tag);
     }
 }
@@ -1261,10 +1261,13 @@ mod lanes {
                     // prefix of a short record being opened): nothing to
                     // hash (the engine only buffers the bytes), and no lane
                     // to build.
-                    let mut e = Engine::<H>::resume(job.states.inner, H::BLOCK_LEN as u64);
+                    // Built in place: a copy of the engine just written
+                    // byte-wise reads it back before the stores retire.
+                    let e = job
+                        .engine
+                        .insert(Engine::<H>::resume(job.states.inner, H::BLOCK_LEN as u64));
                     e.update(single, &job.prefix);
                     e.update(single, job.data);
-                    job.engine = Some(e);
                     continue;
                 }
                 *st = job.states.inner;
@@ -1409,7 +1412,7 @@ mod lanes {
         let mut state = [H::ZERO_STATE; 16];
         for (i, (plan, job)) in plans.iter().zip(group).enumerate() {
             if let (Some(plan), Some(job)) = (plan, job) {
-                SecretLenPlan::stage(&job.engine, job.data, &mut stage[i]);
+                SecretLenPlan::stage(job.engine, job.data, &mut stage[i]);
                 // Below 2^20 bytes (`SecretLenPlan::new`), so these fit.
                 ends.end[i] = plan.end as u32;
                 ends.last_block[i] = plan.last_block as u32;
@@ -1443,7 +1446,7 @@ mod lanes {
             let used = group.iter().rposition(Option::is_some).map_or(0, |i| i + 1);
             let plans: [Option<SecretLenPlan<H>>; 16] = core::array::from_fn(|i| {
                 let job = group.get(i)?.as_ref()?;
-                Some(SecretLenPlan::new(&job.engine, job.data, job.len))
+                Some(SecretLenPlan::new(job.engine, job.data, job.len))
             });
             let rounds = plans
                 .iter()
@@ -1471,7 +1474,7 @@ mod lanes {
                     if let (Some(plan), Some(job)) = (plan, job)
                         && r < plan.max_blocks
                     {
-                        *last = plan.block(&job.engine, job.data, job.len, r, block);
+                        *last = plan.block(job.engine, job.data, job.len, r, block);
                     }
                 }
                 let inputs: [&[u8]; 16] = core::array::from_fn(|i| blocks[i].as_ref());

@@ -52,7 +52,7 @@ use crate::backends::batch::{
 use crate::backends::{AesKey, Backend, DecryptAbsorb, with_compressor};
 use crate::error::Error;
 use crate::primitives::ct;
-use crate::primitives::hash::{Engine, Sha1, Sha256, Sha384};
+use crate::primitives::hash::{Sha1, Sha256, Sha384};
 use crate::primitives::hmac::{HmacStates, MAX_TLS_TAG_LEN};
 use crate::{HmacKey, MacAlgorithm};
 
@@ -574,37 +574,34 @@ fn open_mac_then_encrypt_lanes<H: BatchHash, C: DecryptAbsorb<H>>(
         };
         (*good, p.data_len, *header) = split_record_by(&p.buf[p.iv_len..], m, &p.prefix, diff);
     }
-    let mut engines: [Option<Engine<H>>; WINDOW] = core::array::from_fn(|_| None);
-    {
-        let mut jobs: [Option<HashJob<'_, H>>; WINDOW] = core::array::from_fn(|_| None);
-        for ((job, p), header) in jobs.iter_mut().zip(window.iter()).zip(headers) {
-            let Some(p) = p else { continue };
-            let body = &p.buf[p.iv_len..];
-            *job = Some(HashJob {
-                states: states_of(p.mac),
-                prefix: header,
-                data: &body[..public_prefix_len(body.len(), m)],
-                tag: None,
-                engine: None,
-            });
-        }
-        H::hash_jobs(backend, &mut jobs, c);
-        for (engine, job) in engines.iter_mut().zip(jobs) {
-            *engine = job.and_then(|j| j.engine);
-        }
+    let mut prefixes: [Option<HashJob<'_, H>>; WINDOW] = core::array::from_fn(|_| None);
+    for ((job, p), header) in prefixes.iter_mut().zip(window.iter()).zip(headers) {
+        let Some(p) = p else { continue };
+        let body = &p.buf[p.iv_len..];
+        *job = Some(HashJob {
+            states: states_of(p.mac),
+            prefix: header,
+            data: &body[..public_prefix_len(body.len(), m)],
+            tag: None,
+            engine: None,
+        });
     }
+    H::hash_jobs(backend, &mut prefixes, c);
     // Each record's hash finished over its secret length, all records'
-    // blocks side by side in the lanes.
+    // blocks side by side in the lanes, from the engines where the prefix
+    // hashes left them (not copied out: just written, they would be read
+    // back before the stores retire).
     let mut tags = [[0u8; MAX_TLS_TAG_LEN]; WINDOW];
     {
         let mut jobs: [Option<SecretTailJob<'_, H>>; WINDOW] = core::array::from_fn(|_| None);
-        for (((job, p), engine), tag) in jobs
+        for (((job, p), prefix), tag) in jobs
             .iter_mut()
             .zip(window.iter())
-            .zip(&mut engines)
+            .zip(&prefixes)
             .zip(&mut tags)
         {
-            if let (Some(p), Some(engine)) = (p, engine.take()) {
+            let engine = prefix.as_ref().and_then(|j| j.engine.as_ref());
+            if let (Some(p), Some(engine)) = (p, engine) {
                 let (data, len) = secret_tail(&p.buf[p.iv_len..], m, p.data_len);
                 *job = Some(SecretTailJob {
                     states: states_of(p.mac),
