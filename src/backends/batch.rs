@@ -475,11 +475,11 @@ mod lanes {
                 let (data, rest) = job.buf.split_at_mut(job.plaintext_len);
                 let data = &*data;
                 state[lane] = states[lane];
-                lane_of[lane] = Some(if 13 + data.len() >= b {
-                    Lane::past(data, stitched(lane))
+                if 13 + data.len() >= b {
+                    Lane::past_in(&mut lane_of[lane], data, stitched(lane));
                 } else {
-                    Lane::new(&job.header, data, true)
-                });
+                    Lane::new_in(&mut lane_of[lane], &job.header, data, true);
+                }
                 jobs[lane] = Some(HashJob {
                     states: s,
                     prefix: job.header,
@@ -1099,64 +1099,61 @@ mod lanes {
     }
 
     impl<'a, H: HashFunction> Lane<'a, H> {
-        fn new(prefix: &[u8; 13], data: &'a [u8], finish: bool) -> Self {
-            Self::start(prefix, data, finish, Segment::Head)
+        /// A lane from the first block, built in `slot`.
+        fn new_in<'s>(
+            slot: &'s mut Option<Self>,
+            prefix: &[u8; 13],
+            data: &'a [u8],
+            finish: bool,
+        ) -> &'s mut Self {
+            Self::start_in(slot, prefix, data, finish, Segment::Head)
         }
 
         /// A finishing lane of a message of at least a block whose first
         /// block and `hashed` whole blocks after it were hashed elsewhere
-        /// (the stitched seal, which has encrypted them in place since).
-        fn past(data: &'a [u8], hashed: usize) -> Self {
+        /// (the stitched seal, which has encrypted them in place since),
+        /// built in `slot`.
+        fn past_in(slot: &mut Option<Self>, data: &'a [u8], hashed: usize) {
             debug_assert!(13 + data.len() >= H::BLOCK_LEN);
-            let mut lane = Self::start(&[0; 13], data, true, Segment::Middle);
+            let lane = Self::start_in(slot, &[0; 13], data, true, Segment::Middle);
             if hashed < lane.middle_blocks {
                 lane.at = hashed;
             } else {
                 lane.segment = Segment::Tail;
             }
-            lane
         }
 
         /// A lane from segment `from`: `Head`, or `Middle` if the first
-        /// block was hashed elsewhere (then it is not read).
-        fn start(prefix: &[u8; 13], data: &'a [u8], finish: bool, from: Segment) -> Self {
+        /// block was hashed elsewhere (then it is not read). Built in
+        /// `slot`, its bytes written there: a lane built aside and moved in
+        /// would be read back right after its narrow, unaligned stores,
+        /// which the store buffer cannot forward to the copy's loads.
+        fn start_in<'s>(
+            slot: &'s mut Option<Self>,
+            prefix: &[u8; 13],
+            data: &'a [u8],
+            finish: bool,
+            from: Segment,
+        ) -> &'s mut Self {
             let b = H::BLOCK_LEN;
             let msg_len = 13 + data.len();
-            let mut head = H::ZERO_BLOCK;
-            let mut tail = [0u8; 256];
             let (segment, middle, middle_blocks, rest_len) = if msg_len >= b {
-                if from == Segment::Head {
-                    let h = head.as_mut();
-                    h[..13].copy_from_slice(prefix);
-                    h[13..].copy_from_slice(&data[..b - 13]);
-                }
                 let full = msg_len / b;
                 let middle = b - 13;
                 let rest = middle + (full - 1) * b;
-                tail[..data.len() - rest].copy_from_slice(&data[rest..]);
                 (from, middle, full - 1, data.len() - rest)
             } else {
-                tail[..13].copy_from_slice(prefix);
-                tail[13..msg_len].copy_from_slice(data);
                 let first = if finish { Segment::Tail } else { Segment::Done };
                 (first, 0, 0, msg_len)
             };
-            let mut tail_blocks = 0;
-            if finish {
-                tail_blocks = if rest_len + 1 + H::LENGTH_FIELD_LEN > b {
-                    2
-                } else {
-                    1
-                };
-                let t = &mut tail[..tail_blocks * b];
-                t[rest_len] = 0x80;
-                let bits = ((b + msg_len) as u64) * 8;
-                let end = t.len();
-                t[end - 8..].copy_from_slice(&bits.to_be_bytes());
-            }
-            Lane {
-                head,
-                tail,
+            let tail_blocks = match finish {
+                false => 0,
+                true if rest_len + 1 + H::LENGTH_FIELD_LEN > b => 2,
+                true => 1,
+            };
+            let lane = slot.insert(Lane {
+                head: H::ZERO_BLOCK,
+                tail: [0u8; 256],
                 tail_blocks,
                 rest_len,
                 outer: H::ZERO_BLOCK,
@@ -1166,17 +1163,36 @@ mod lanes {
                 finish,
                 segment,
                 at: 0,
+            });
+            let tail = &mut lane.tail;
+            if msg_len >= b {
+                if from == Segment::Head {
+                    let h = lane.head.as_mut();
+                    h[..13].copy_from_slice(prefix);
+                    h[13..].copy_from_slice(&data[..b - 13]);
+                }
+                tail[..rest_len].copy_from_slice(&data[data.len() - rest_len..]);
+            } else {
+                tail[..13].copy_from_slice(prefix);
+                tail[13..msg_len].copy_from_slice(data);
             }
+            if finish {
+                let t = &mut tail[..tail_blocks * b];
+                t[rest_len] = 0x80;
+                let bits = ((b + msg_len) as u64) * 8;
+                let end = t.len();
+                t[end - 8..].copy_from_slice(&bits.to_be_bytes());
+            }
+            lane
         }
 
-        /// Where a lane that does not finish stopped: `state` after the
-        /// message's whole blocks, and the bytes left over.
-        fn engine(&self, state: &H::State) -> Engine<H> {
-            let mut e = Engine::<H>::resume(*state, 0);
+        /// Where a lane that does not finish stopped, into `slot`: `state`
+        /// after the message's whole blocks, and the bytes left over.
+        fn engine_into(&self, state: &H::State, slot: &mut Option<Engine<H>>) {
+            let e = slot.insert(Engine::<H>::resume(*state, 0));
             e.buffer.as_mut()[..self.rest_len].copy_from_slice(&self.tail[..self.rest_len]);
             e.buffered = self.rest_len;
             e.total = (H::BLOCK_LEN + 13 + self.data.len()) as u64;
-            e
         }
 
         fn busy(&self) -> bool {
@@ -1222,7 +1238,7 @@ mod lanes {
                     Segment::Head => Segment::Middle,
                     Segment::Middle if self.finish => Segment::Tail,
                     Segment::Middle => {
-                        job.engine = Some(self.engine(state));
+                        self.engine_into(state, &mut job.engine);
                         Segment::Done
                     }
                     Segment::Tail => {
@@ -1271,12 +1287,11 @@ mod lanes {
                     continue;
                 }
                 *st = job.states.inner;
-                let l = Lane::new(&job.prefix, job.data, job.tag.is_some());
+                let l = Lane::new_in(lane, &job.prefix, job.data, job.tag.is_some());
                 if !l.busy() {
                     // A message shorter than a block: nothing to hash.
-                    job.engine = Some(l.engine(st));
+                    l.engine_into(st, &mut job.engine);
                 }
-                *lane = Some(l);
             }
         }
         run_group(t, group, &mut lanes, &mut state, single);
