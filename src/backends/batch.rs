@@ -1277,8 +1277,9 @@ mod lanes {
                     // prefix of a short record being opened): nothing to
                     // hash (the engine only buffers the bytes), and no lane
                     // to build.
-                    // Built in place: a copy of the engine just written
-                    // byte-wise reads it back before the stores retire.
+                    // Built in place: a copy of an engine just written by
+                    // narrow stores would load it back wider, which the
+                    // store buffer cannot forward.
                     let e = job
                         .engine
                         .insert(Engine::<H>::resume(job.states.inner, H::BLOCK_LEN as u64));

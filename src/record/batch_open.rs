@@ -589,8 +589,8 @@ fn open_mac_then_encrypt_lanes<H: BatchHash, C: DecryptAbsorb<H>>(
     H::hash_jobs(backend, &mut prefixes, c);
     // Each record's hash finished over its secret length, all records'
     // blocks side by side in the lanes, from the engines where the prefix
-    // hashes left them (not copied out: just written, they would be read
-    // back before the stores retire).
+    // hashes left them: copied out, they would be loaded back right after
+    // the narrow stores that wrote them, which cannot be forwarded.
     let mut tags = [[0u8; MAX_TLS_TAG_LEN]; WINDOW];
     {
         let mut jobs: [Option<SecretTailJob<'_, H>>; WINDOW] = core::array::from_fn(|_| None);
