@@ -182,7 +182,7 @@ mod with_openssl {
         shape: Shape,
         records: Vec<crate::reference::Records>,
         sealed: crate::multi_open::Sealed,
-        work: crate::multi::Buffers,
+        work: crate::multi_open::Staged,
         ranges: Vec<Option<core::ops::Range<usize>>>,
     }
 
@@ -201,7 +201,7 @@ mod with_openssl {
             Ok(OneByOneOpen {
                 shape,
                 records,
-                work: crate::multi::Buffers::copied(&sealed.fragments, shape.page_aligned),
+                work: crate::multi_open::Staged::new(sealed.fragments.clone(), shape.page_aligned),
                 sealed,
                 ranges: vec![None; shape.records],
             })
@@ -209,9 +209,8 @@ mod with_openssl {
 
         fn open(&mut self) -> Result<(), Failure> {
             use crate::workload::RecordImpl;
-            self.sealed.restore(&mut self.work);
             let conns = self.shape.connections;
-            for (r, buf) in self.work.iter_mut().enumerate() {
+            for (r, buf) in self.work.take().iter_mut().enumerate() {
                 let opened = self.records[r % conns].open_in_place(self.sealed.seqs[r], buf)?;
                 self.ranges[r] = opened.map(|(start, len)| start..start + len);
             }
@@ -228,6 +227,10 @@ mod with_openssl {
             "openssl_"
         }
 
+        fn stage(&mut self) -> Option<u64> {
+            Some(self.work.stage())
+        }
+
         fn run_all(&mut self) -> Result<(), Failure> {
             self.open()
         }
@@ -235,7 +238,7 @@ mod with_openssl {
         fn check(&mut self) -> Result<(), Failure> {
             self.ranges.iter_mut().for_each(|r| *r = None);
             self.open()?;
-            for (r, buf) in self.work.iter().enumerate() {
+            for (r, buf) in self.work.last().iter().enumerate() {
                 crate::multi_open::opened_to(&self.shape, r, buf, self.ranges[r].clone())?;
             }
             Ok(())
@@ -248,7 +251,7 @@ mod with_ipsec_mb {
     use cbc_hmac::MacAlgorithm;
     use ipsec_mb_ref::{AesKey, CbcHmacJob, Hash, HmacKey, Manager, Order};
 
-    use crate::multi::{Shape, Side, keys, opens_to, plaintext};
+    use crate::multi::{Shape, Side, gathered, keys, opens_to, plaintext};
     use crate::workload::{CONTENT_TYPE, Failure};
 
     fn failure(e: ipsec_mb_ref::Error) -> Failure {
@@ -339,29 +342,24 @@ mod with_ipsec_mb {
         fn run(&mut self) -> Result<(), Failure> {
             let p = self.shape.payload;
             let k = self.shape.connections;
-            let mut jobs: Vec<CbcHmacJob<'_>> = self
-                .bufs
-                .iter_mut()
-                .enumerate()
-                .map(|(r, buf)| {
-                    let total = buf.len();
-                    CbcHmacJob::new(
-                        &self.aes[r % k],
-                        &self.hmac[r % k],
-                        Self::iv(r),
-                        buf,
-                        13..total,
-                        0..13 + p,
-                        Order::HashThenCipher,
-                    )
-                    .with_tag_at(13 + p)
-                })
-                .collect();
-            self.manager.cbc_hmac_batch(&mut jobs).map_err(failure)?;
-            for job in &jobs {
-                job.result.map_err(failure)?;
-            }
-            Ok(())
+            let (aes, hmac, manager) = (&self.aes, &self.hmac, &mut self.manager);
+            let jobs = self.bufs.iter_mut().enumerate().map(|(r, buf)| {
+                let total = buf.len();
+                CbcHmacJob::new(
+                    &aes[r % k],
+                    &hmac[r % k],
+                    Self::iv(r),
+                    buf,
+                    13..total,
+                    0..13 + p,
+                    Order::HashThenCipher,
+                )
+                .with_tag_at(13 + p)
+            });
+            gathered(self.shape.records, jobs, |jobs| {
+                manager.cbc_hmac_batch(jobs).map_err(failure)?;
+                jobs.iter().try_for_each(|job| job.result.map_err(failure))
+            })
         }
     }
 
@@ -411,8 +409,7 @@ mod with_ipsec_mb {
         aes: Vec<AesKey>,
         hmac: Vec<HmacKey>,
         sealed: crate::multi_open::Sealed,
-        pristine: Vec<Vec<u8>>,
-        bufs: crate::multi::Buffers,
+        work: crate::multi_open::Staged,
         tags: Vec<Vec<u8>>,
     }
 
@@ -435,45 +432,40 @@ mod with_ipsec_mb {
                 manager,
                 aes,
                 hmac,
-                bufs: crate::multi::Buffers::copied(&pristine, shape.page_aligned),
-                pristine,
+                work: crate::multi_open::Staged::new(pristine, shape.page_aligned),
                 sealed,
                 tags: vec![Vec::new(); shape.records],
             })
         }
 
         fn run(&mut self) -> Result<(), Failure> {
-            for (b, p) in self.bufs.iter_mut().zip(&self.pristine) {
-                b.copy_from_slice(p);
-            }
             let p = self.shape.payload;
             let k = self.shape.connections;
             let fragments = &self.sealed.fragments;
-            let mut jobs: Vec<CbcHmacJob<'_>> = self
-                .bufs
-                .iter_mut()
-                .enumerate()
-                .map(|(r, buf)| {
-                    let total = buf.len();
-                    let iv: [u8; 16] = fragments[r][..16].try_into().expect("explicit IV");
-                    CbcHmacJob::new_decrypt(
-                        &self.aes[r % k],
-                        &self.hmac[r % k],
-                        iv,
-                        buf,
-                        13..total,
-                        0..13 + p,
-                        Order::CipherThenHash,
-                    )
-                })
-                .collect();
-            self.manager.cbc_hmac_batch(&mut jobs).map_err(failure)?;
-            for (job, tag) in jobs.iter().zip(self.tags.iter_mut()) {
-                job.result.map_err(failure)?;
-                tag.clear();
-                tag.extend_from_slice(job.tag());
-            }
-            Ok(())
+            let (aes, hmac, manager, tags) =
+                (&self.aes, &self.hmac, &mut self.manager, &mut self.tags);
+            let jobs = self.work.take().iter_mut().enumerate().map(|(r, buf)| {
+                let total = buf.len();
+                let iv: [u8; 16] = fragments[r][..16].try_into().expect("explicit IV");
+                CbcHmacJob::new_decrypt(
+                    &aes[r % k],
+                    &hmac[r % k],
+                    iv,
+                    buf,
+                    13..total,
+                    0..13 + p,
+                    Order::CipherThenHash,
+                )
+            });
+            gathered(self.shape.records, jobs, |jobs| {
+                manager.cbc_hmac_batch(jobs).map_err(failure)?;
+                for (job, tag) in jobs.iter().zip(tags.iter_mut()) {
+                    job.result.map_err(failure)?;
+                    tag.clear();
+                    tag.extend_from_slice(job.tag());
+                }
+                Ok(())
+            })
         }
     }
 
@@ -486,6 +478,10 @@ mod with_ipsec_mb {
             "ipsec_mb_"
         }
 
+        fn stage(&mut self) -> Option<u64> {
+            Some(self.work.stage())
+        }
+
         fn run_all(&mut self) -> Result<(), Failure> {
             self.run()
         }
@@ -495,7 +491,7 @@ mod with_ipsec_mb {
         fn check(&mut self) -> Result<(), Failure> {
             self.run()?;
             let p = self.shape.payload;
-            for (r, (buf, tag)) in self.bufs.iter().zip(&self.tags).enumerate() {
+            for (r, (buf, tag)) in self.work.last().iter().zip(&self.tags).enumerate() {
                 if buf[13..13 + p] != plaintext(&self.shape, r)[..] {
                     return Err(Failure::Check(format!(
                         "intel-ipsec-mb decrypted record {r} wrongly"
