@@ -12,6 +12,10 @@
 //! lane: 1.31-1.34x the eight-lane hash followed by the CBC lanes for four
 //! lanes, 1.14-1.16x for eight. The same loop over the SHA-256 rounds only
 //! broke even (0.99-1.01x): they leave no port time for the AES rounds.
+//! Nor does it pay past eight lanes: over the sixteen-lane hash with zmm
+//! chains beside it, it ran 1.07x the two apart for twelve lanes and 1.01x
+//! for sixteen, whose hash keeps both 512-bit ports busy while sixteen
+//! chains alone already keep port 0's AES unit mostly busy.
 //!
 //! In place: lane `i` is hashed from `hash_at` and encrypted from `cbc_at
 //! <= hash_at` of its buffer. An iteration loads its hash block before it
