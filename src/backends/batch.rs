@@ -811,19 +811,21 @@ mod lanes {
         }
 
         /// The secret-length finish of every lane with the masks applied
-        /// in the kernel (`secret_tail`; lanes at `used` and beyond are
-        /// not looked at, and eight or fewer run in the eight-lane
-        /// kernel), where the hash has one: `false` if not, and the caller
-        /// masks block by block.
+        /// in the kernel, then its outer block from `outer` (`secret_tail`;
+        /// lanes at `used` and beyond are not looked at, and eight or
+        /// fewer run in the eight-lane kernel), where the hash has one:
+        /// `states` ends as each lane's outer hash state. `false` if not,
+        /// and the caller masks block by block.
         fn secret_tail16(
             t: Vaes512,
             states: &mut [Self::State; 16],
+            outer: &[Self::State; 16],
             data: &[&[u8]; 16],
             blocks: usize,
             ends: &Ends,
             used: usize,
         ) -> bool {
-            let _ = (t, states, data, blocks, ends, used);
+            let _ = (t, states, outer, data, blocks, ends, used);
             false
         }
 
@@ -906,17 +908,19 @@ mod lanes {
         fn secret_tail16(
             t: Vaes512,
             s: &mut [[u32; 5]; 16],
+            o: &[[u32; 5]; 16],
             d: &[&[u8]; 16],
             n: usize,
             ends: &Ends,
             used: usize,
         ) -> bool {
             if used > 8 {
-                secret_tail::sha1_x16(t, s, d, n, ends);
+                secret_tail::sha1_x16(t, s, o, d, n, ends);
             } else {
                 let (s, _) = s.split_first_chunk_mut::<8>().expect("8 of 16");
+                let (o, _) = o.split_first_chunk::<8>().expect("8 of 16");
                 let (d, _) = d.split_first_chunk::<8>().expect("8 of 16");
-                secret_tail::sha1_x8(t, s, d, n, ends);
+                secret_tail::sha1_x8(t, s, o, d, n, ends);
             }
             true
         }
@@ -948,17 +952,19 @@ mod lanes {
         fn secret_tail16(
             t: Vaes512,
             s: &mut [[u32; 8]; 16],
+            o: &[[u32; 8]; 16],
             d: &[&[u8]; 16],
             n: usize,
             ends: &Ends,
             used: usize,
         ) -> bool {
             if used > 8 {
-                secret_tail::sha256_x16(t, s, d, n, ends);
+                secret_tail::sha256_x16(t, s, o, d, n, ends);
             } else {
                 let (s, _) = s.split_first_chunk_mut::<8>().expect("8 of 16");
+                let (o, _) = o.split_first_chunk::<8>().expect("8 of 16");
                 let (d, _) = d.split_first_chunk::<8>().expect("8 of 16");
-                secret_tail::sha256_x8(t, s, d, n, ends);
+                secret_tail::sha256_x8(t, s, o, d, n, ends);
             }
             true
         }
@@ -1410,8 +1416,9 @@ mod lanes {
     /// The secret-length finishes of jobs whose hash has a masking kernel
     /// (SHA-1, SHA-256): each job's stream staged once, unmasked, and every
     /// block of all lanes masked and compressed in the kernel, which keeps
-    /// each lane's state after its real last block. `false` (nothing done)
-    /// where that does not apply.
+    /// each lane's state after its real last block and compresses the
+    /// outer block from there; `result` gets the outer hash states.
+    /// `false` (nothing done) where that does not apply.
     fn masked_in_kernel<H: LaneHash>(
         t: Vaes512,
         group: &[Option<SecretTailJob<'_, H>>],
@@ -1426,6 +1433,7 @@ mod lanes {
         let mut stage = [[0u8; STAGE]; 16];
         let mut ends = Ends::default();
         let mut state = [H::ZERO_STATE; 16];
+        let mut outer = [H::ZERO_STATE; 16];
         for (i, (plan, job)) in plans.iter().zip(group).enumerate() {
             if let (Some(plan), Some(job)) = (plan, job) {
                 SecretLenPlan::stage(job.engine, job.data, &mut stage[i]);
@@ -1434,23 +1442,21 @@ mod lanes {
                 ends.last_block[i] = plan.last_block as u32;
                 ends.bits[i] = plan.bits;
                 state[i] = job.engine.state;
+                outer[i] = job.states.outer;
             }
         }
         let inputs: [&[u8]; 16] = core::array::from_fn(|i| &stage[i][..rounds * H::BLOCK_LEN]);
-        if !H::secret_tail16(t, &mut state, &inputs, rounds, &ends, used) {
+        if !H::secret_tail16(t, &mut state, &outer, &inputs, rounds, &ends, used) {
             return false;
         }
         *result = state;
         true
     }
 
-    /// The secret-length finishes of up to sixteen jobs at a time: round
-    /// `r` builds block `r` of every job's padded message with the masks
-    /// of the single-stream finish (`SecretLenPlan::block`), compresses all
-    /// lanes at once and keeps each lane's state where its real last block
-    /// is (or [`masked_in_kernel`] does all that in the kernel); then one
-    /// lane-parallel outer block. Which lanes take part in a round depends
-    /// only on their public lengths.
+    /// The secret-length finishes of up to sixteen jobs at a time, then
+    /// their outer blocks: in the kernel ([`masked_in_kernel`]) where the
+    /// hash has one, else block by block ([`masked_by_block`]). Which lanes
+    /// take part depends only on their public lengths.
     pub(super) fn finish_secret_len<H: LaneHash>(
         t: Vaes512,
         jobs: &mut [Option<SecretTailJob<'_, H>>],
@@ -1471,58 +1477,74 @@ mod lanes {
                 .max()
                 .unwrap_or(0);
             let mut state = [H::ZERO_STATE; 16];
-            for (st, job) in state.iter_mut().zip(group.iter()) {
-                if let Some(job) = job {
-                    *st = job.engine.state;
-                }
+            if !masked_in_kernel(t, group, &plans, rounds, used, &mut state) {
+                masked_by_block(t, group, &plans, rounds, used, &mut state);
             }
-            let mut result = [H::ZERO_STATE; 16];
-            let mut blocks = [H::ZERO_BLOCK; 16];
-            let in_kernel = masked_in_kernel(t, group, &plans, rounds, used, &mut result);
-            for r in (0..rounds).filter(|_| !in_kernel) {
-                let mut last = [0usize; 16];
-                for (((block, last), plan), job) in blocks
-                    .iter_mut()
-                    .zip(&mut last)
-                    .zip(&plans)
-                    .zip(group.iter())
-                {
-                    if let (Some(plan), Some(job)) = (plan, job)
-                        && r < plan.max_blocks
-                    {
-                        *last = plan.block(job.engine, job.data, job.len, r, block);
-                    }
-                }
-                let inputs: [&[u8]; 16] = core::array::from_fn(|i| blocks[i].as_ref());
-                H::compress16(t, &mut state, &inputs, 1, used);
-                for ((acc, st), &last) in result.iter_mut().zip(&state).zip(&last) {
-                    H::or_masked(acc, st, last as u64);
-                }
-            }
-            // The outer hash: one block per lane.
-            for (((block, st), acc), job) in blocks
-                .iter_mut()
-                .zip(&mut state)
-                .zip(&result)
-                .zip(group.iter())
-            {
-                let Some(job) = job else { continue };
-                let o = block.as_mut();
-                o.fill(0);
-                H::write_output(acc, &mut o[..H::OUTPUT_LEN]);
-                o[H::OUTPUT_LEN] = 0x80;
-                let bits = ((H::BLOCK_LEN + H::OUTPUT_LEN) as u64) * 8;
-                let end = o.len();
-                o[end - 8..].copy_from_slice(&bits.to_be_bytes());
-                *st = job.states.outer;
-            }
-            let inputs: [&[u8]; 16] = core::array::from_fn(|i| blocks[i].as_ref());
-            H::compress16(t, &mut state, &inputs, 1, used);
             for (st, job) in state.iter().zip(group.iter_mut()) {
                 if let Some(job) = job {
                     H::write_output(st, job.tag);
                 }
             }
         }
+    }
+
+    /// [`finish_secret_len`] without a masking kernel: round `r` builds
+    /// block `r` of every job's padded message with the masks of the
+    /// single-stream finish (`SecretLenPlan::block`), compresses all lanes
+    /// at once and keeps each lane's state where its real last block is;
+    /// then one lane-parallel outer block. `result` gets the outer hash
+    /// states.
+    fn masked_by_block<H: LaneHash>(
+        t: Vaes512,
+        group: &[Option<SecretTailJob<'_, H>>],
+        plans: &[Option<SecretLenPlan<H>>; 16],
+        rounds: usize,
+        used: usize,
+        result: &mut [H::State; 16],
+    ) {
+        let mut state = [H::ZERO_STATE; 16];
+        for (st, job) in state.iter_mut().zip(group) {
+            if let Some(job) = job {
+                *st = job.engine.state;
+            }
+        }
+        let mut inner = [H::ZERO_STATE; 16];
+        let mut blocks = [H::ZERO_BLOCK; 16];
+        for r in 0..rounds {
+            let mut last = [0usize; 16];
+            for (((block, last), plan), job) in
+                blocks.iter_mut().zip(&mut last).zip(plans).zip(group)
+            {
+                if let (Some(plan), Some(job)) = (plan, job)
+                    && r < plan.max_blocks
+                {
+                    *last = plan.block(job.engine, job.data, job.len, r, block);
+                }
+            }
+            let inputs: [&[u8]; 16] = core::array::from_fn(|i| blocks[i].as_ref());
+            H::compress16(t, &mut state, &inputs, 1, used);
+            for ((acc, st), &last) in inner.iter_mut().zip(&state).zip(&last) {
+                H::or_masked(acc, st, last as u64);
+            }
+        }
+        // The outer hash: one block per lane.
+        for (((block, st), acc), job) in blocks
+            .iter_mut()
+            .zip(result.iter_mut())
+            .zip(&inner)
+            .zip(group)
+        {
+            let Some(job) = job else { continue };
+            let o = block.as_mut();
+            o.fill(0);
+            H::write_output(acc, &mut o[..H::OUTPUT_LEN]);
+            o[H::OUTPUT_LEN] = 0x80;
+            let bits = ((H::BLOCK_LEN + H::OUTPUT_LEN) as u64) * 8;
+            let end = o.len();
+            o[end - 8..].copy_from_slice(&bits.to_be_bytes());
+            *st = job.states.outer;
+        }
+        let inputs: [&[u8]; 16] = core::array::from_fn(|i| blocks[i].as_ref());
+        H::compress16(t, result, &inputs, 1, used);
     }
 }

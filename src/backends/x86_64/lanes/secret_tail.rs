@@ -41,14 +41,18 @@ pub(crate) struct Ends {
 /// The kernels, each a function like [`sha1_x16`]: for each lane,
 /// compresses its `blocks` blocks from `data[i]` (unmasked: the stream
 /// `buffer || data`, zeros after), each masked by [`Ends`], starting from
-/// `states[i]`, and leaves in `states[i]` the state after the lane's real
-/// last block.
+/// `states[i]`, and keeps the state after the lane's real last block: the
+/// inner hash of an HMAC. Then the outer block, that digest and its
+/// padding, built from the kept words where they are, without leaving the
+/// registers, is compressed from `outer[i]`, and `states[i]` ends as the
+/// lane's outer hash state (its digest is the MAC).
 macro_rules! tail_kernels {
     ($($name:ident, $kernel:ident, $lanes:literal, $words:literal, $v:ty, $by:ident,
        $rounds:path, $module:ident;)*) => {$(
         pub(crate) fn $name(
             t: Vaes512,
             states: &mut [[u32; $words]; $lanes],
+            outer: &[[u32; $words]; $lanes],
             data: &[&[u8]; $lanes],
             blocks: usize,
             ends: &Ends,
@@ -57,11 +61,16 @@ macro_rules! tail_kernels {
             let lanes = lane_blocks(data, blocks);
             // SAFETY: `t` proves the CPU has AVX-512 F/BW/VL, all the
             // kernel enables.
-            unsafe { $kernel(states, &lanes, ends) }
+            unsafe { $kernel(states, outer, &lanes, ends) }
         }
 
         #[target_feature(enable = "avx512f,avx512bw,avx512vl")]
-        fn $kernel(states: &mut [[u32; $words]; $lanes], lanes: &[&[[u8; 64]]; $lanes], ends: &Ends) {
+        fn $kernel(
+            states: &mut [[u32; $words]; $lanes],
+            outer: &[[u32; $words]; $lanes],
+            lanes: &[&[[u8; 64]]; $lanes],
+            ends: &Ends,
+        ) {
             let masks = Masks::<$v>::new(ends);
             let mut s = $module::transpose_in(states);
             let mut kept = s;
@@ -71,7 +80,8 @@ macro_rules! tail_kernels {
                 s = $rounds(s, w, &mut ());
                 masks.keep_last(&mut kept, &s, b);
             }
-            $module::transpose_out(kept, states);
+            let s = $rounds($module::transpose_in(outer), outer_block(kept), &mut ());
+            $module::transpose_out(s, states);
         }
     )*};
 }
@@ -81,6 +91,18 @@ tail_kernels! {
     sha256_x16, sha256_x16_kernel, 16, 8, __m512i, by16, sha256_x16::rounds, sha1_x16;
     sha1_x8, sha1_x8_kernel, 8, 5, __m256i, by8, sha1_x16::rounds, sha_x8;
     sha256_x8, sha256_x8_kernel, 8, 8, __m256i, by8, sha256_x16::rounds, sha_x8;
+}
+
+/// The outer block of an HMAC whose inner digest is `digest` (word `j`
+/// of every lane in vector `j`, as the state holds it): the digest, the
+/// `0x80` byte, zeros and the bit length of key block and digest.
+#[inline(always)]
+fn outer_block<V: Words, const N: usize>(digest: [V; N]) -> [V; 16] {
+    let mut w = [V::splat(0); 16];
+    w[..N].copy_from_slice(&digest);
+    w[N] = V::splat(0x80 << 24);
+    w[15] = V::splat((8 * (64 + 4 * N)) as u32);
+    w
 }
 
 /// What the masks need beyond [`Words`], at both widths. Like those, the
@@ -278,12 +300,29 @@ mod tests {
     use crate::primitives::ct_digest::{SecretLenPlan, finish_with_secret_len};
     use crate::primitives::hash::{Compress, Engine, HashFunction, Sha1, Sha256};
 
+    /// The outer hash of an HMAC from state `outer` over `inner`'s digest,
+    /// one stream.
+    fn outer_hash<H: HashFunction<State = [u32; N]>, const N: usize>(
+        outer: [u32; N],
+        inner: &[u32; N],
+    ) -> [u32; N]
+    where
+        CrateCompress: Compress<H>,
+    {
+        let mut e = Engine::<H>::resume(outer, H::BLOCK_LEN as u64);
+        let mut digest = vec![0u8; H::OUTPUT_LEN];
+        H::write_output(inner, &mut digest);
+        e.update(&CrateCompress, &digest);
+        e.finish(&CrateCompress)
+    }
+
     /// Sixteen lanes of random engines (0-63 bytes buffered), public data
     /// lengths up to 256 and secret lengths at both ends and between,
-    /// through the kernel, against the single-stream finish.
+    /// through the kernel, against the single-stream finish and outer
+    /// hash.
     fn check<H: HashFunction<State = [u32; N]>, const N: usize>(
         rng: &mut SplitMix64,
-        kernel: impl Fn(&mut [[u32; N]; 16], &[&[u8]; 16], usize, &Ends),
+        kernel: impl Fn(&mut [[u32; N]; 16], &[[u32; N]; 16], &[&[u8]; 16], usize, &Ends),
     ) where
         CrateCompress: Compress<H>,
     {
@@ -314,6 +353,8 @@ mod tests {
             let mut stage = vec![vec![0u8; 64 * blocks]; 16];
             let mut ends = Ends::default();
             let mut states = [[0u32; N]; 16];
+            let outer: [[u32; N]; 16] =
+                core::array::from_fn(|_| core::array::from_fn(|_| rng.next() as u32));
             for i in 0..16 {
                 // Junk past the stream: the kernel must mask it away.
                 rng.fill(&mut stage[i]);
@@ -324,9 +365,10 @@ mod tests {
                 states[i] = engines[i].state;
             }
             let data: [&[u8]; 16] = core::array::from_fn(|i| stage[i].as_slice());
-            kernel(&mut states, &data, blocks, &ends);
+            kernel(&mut states, &outer, &data, blocks, &ends);
             for i in 0..16 {
-                let want = finish_with_secret_len(&CrateCompress, &engines[i], &datas[i], lens[i]);
+                let inner = finish_with_secret_len(&CrateCompress, &engines[i], &datas[i], lens[i]);
+                let want = outer_hash::<H, N>(outer[i], &inner);
                 assert_eq!(
                     states[i],
                     want,
@@ -342,12 +384,14 @@ mod tests {
     /// An eight-lane kernel on lanes 0-7, then on lanes 8-15.
     fn eight<const N: usize>(
         states: &mut [[u32; N]; 16],
+        outer: &[[u32; N]; 16],
         data: &[&[u8]; 16],
         ends: &Ends,
-        kernel: impl Fn(&mut [[u32; N]; 8], &[&[u8]; 8], &Ends),
+        kernel: impl Fn(&mut [[u32; N]; 8], &[[u32; N]; 8], &[&[u8]; 8], &Ends),
     ) {
         for half in [0, 8] {
             let mut s: [[u32; N]; 8] = core::array::from_fn(|i| states[half + i]);
+            let o: [[u32; N]; 8] = core::array::from_fn(|i| outer[half + i]);
             let d: [&[u8]; 8] = core::array::from_fn(|i| data[half + i]);
             let mut e = Ends::default();
             for i in 0..8 {
@@ -355,7 +399,7 @@ mod tests {
                 e.last_block[i] = ends.last_block[half + i];
                 e.bits[i] = ends.bits[half + i];
             }
-            kernel(&mut s, &d, &e);
+            kernel(&mut s, &o, &d, &e);
             states[half..half + 8].copy_from_slice(&s);
         }
     }
@@ -366,9 +410,9 @@ mod tests {
             return;
         };
         let mut rng = SplitMix64(0x5ec4_e7a1_0001);
-        check::<Sha1, 5>(&mut rng, |s, d, n, e| sha1_x16(t, s, d, n, e));
-        check::<Sha1, 5>(&mut rng, |s, d, n, e| {
-            eight(s, d, e, |s8, d8, e8| sha1_x8(t, s8, d8, n, e8))
+        check::<Sha1, 5>(&mut rng, |s, o, d, n, e| sha1_x16(t, s, o, d, n, e));
+        check::<Sha1, 5>(&mut rng, |s, o, d, n, e| {
+            eight(s, o, d, e, |s8, o8, d8, e8| sha1_x8(t, s8, o8, d8, n, e8))
         });
     }
 
@@ -378,9 +422,9 @@ mod tests {
             return;
         };
         let mut rng = SplitMix64(0x5ec4_e7a1_0256);
-        check::<Sha256, 8>(&mut rng, |s, d, n, e| sha256_x16(t, s, d, n, e));
-        check::<Sha256, 8>(&mut rng, |s, d, n, e| {
-            eight(s, d, e, |s8, d8, e8| sha256_x8(t, s8, d8, n, e8))
+        check::<Sha256, 8>(&mut rng, |s, o, d, n, e| sha256_x16(t, s, o, d, n, e));
+        check::<Sha256, 8>(&mut rng, |s, o, d, n, e| {
+            eight(s, o, d, e, |s8, o8, d8, e8| sha256_x8(t, s8, o8, d8, n, e8))
         });
     }
 }
