@@ -115,8 +115,8 @@ trait MaskWords: Words {
     fn lanes(x: &[u32; 16]) -> Self;
     /// Lane-wise wrapping subtraction.
     fn sub(self, other: Self) -> Self;
-    /// Each lane, as a signed word, clamped to `0..=4`.
-    fn clamp4(self) -> Self;
+    /// Each lane, as a signed word, clamped to `0..`.
+    fn max0(self) -> Self;
     /// Each lane shifted left by 3 (bytes to bits).
     fn bits(self) -> Self;
     /// Each lane shifted right by the count in `counts`' lane (32 or more
@@ -144,14 +144,9 @@ impl MaskWords for __m512i {
         unsafe { _mm512_sub_epi32(self, other) }
     }
     #[inline(always)]
-    fn clamp4(self) -> Self {
+    fn max0(self) -> Self {
         // SAFETY: AVX-512F as said above.
-        unsafe {
-            _mm512_min_epi32(
-                _mm512_max_epi32(self, _mm512_setzero_si512()),
-                _mm512_set1_epi32(4),
-            )
-        }
+        unsafe { _mm512_max_epi32(self, _mm512_setzero_si512()) }
     }
     #[inline(always)]
     fn bits(self) -> Self {
@@ -194,14 +189,9 @@ impl MaskWords for __m256i {
         unsafe { _mm256_sub_epi32(self, other) }
     }
     #[inline(always)]
-    fn clamp4(self) -> Self {
+    fn max0(self) -> Self {
         // SAFETY: AVX2 as said above.
-        unsafe {
-            _mm256_min_epi32(
-                _mm256_max_epi32(self, _mm256_setzero_si256()),
-                _mm256_set1_epi32(4),
-            )
-        }
+        unsafe { _mm256_max_epi32(self, _mm256_setzero_si256()) }
     }
     #[inline(always)]
     fn bits(self) -> Self {
@@ -230,9 +220,9 @@ impl MaskWords for __m256i {
     }
 }
 
-/// [`Ends`] in vectors, lane `i` in element `i`.
+/// [`Ends`] in vectors, lane `i` in element `i`; the end in bits.
 struct Masks<V> {
-    end: V,
+    end_bits: V,
     last_block: V,
     bits_hi: V,
     bits_lo: V,
@@ -244,7 +234,7 @@ impl<V: MaskWords> Masks<V> {
         let hi: [u32; 16] = core::array::from_fn(|i| (ends.bits[i] >> 32) as u32);
         let lo: [u32; 16] = core::array::from_fn(|i| ends.bits[i] as u32);
         Masks {
-            end: V::lanes(&ends.end),
+            end_bits: V::lanes(&ends.end).bits(),
             last_block: V::lanes(&ends.last_block),
             bits_hi: V::lanes(&hi),
             bits_lo: V::lanes(&lo),
@@ -259,18 +249,19 @@ impl<V: MaskWords> Masks<V> {
     fn apply(&self, mut w: [V; 16], b: usize) -> [V; 16] {
         let ones = V::splat(u32::MAX);
         let top = V::splat(0x80 << 24);
-        // Bytes of the lane's message before this block's word 0, as
+        // Bits of the lane's message before this block's word 0, as
         // signed: negative once the end lies before this block.
-        let from = self.end.sub(V::splat((64 * b) as u32));
+        let from = self.end_bits.sub(V::splat((512 * b) as u32));
         for (j, word) in w.iter_mut().enumerate() {
-            // `d`: message bytes in this word, below 0 or above 3 when
+            // `e`: message bits in this word, below 0 or 32 and above when
             // none or all.
-            let d = from.sub(V::splat(4 * j as u32));
+            let e = from.sub(V::splat(32 * j as u32));
             // Shift counts of 32 and more give zero: `gone` (the bytes
-            // past the end) is empty for 4 bytes kept; no 0x80 for `d`
-            // outside 0..=3 (a negative `d` is a huge unsigned count).
-            let gone = ones.shr_by(d.clamp4().bits());
-            let marker = top.shr_by(d.bits());
+            // past the end) is empty for 32 bits kept and more; no 0x80
+            // for `e` outside 0..32 (a negative `e` is a huge unsigned
+            // count).
+            let gone = ones.shr_by(e.max0());
+            let marker = top.shr_by(e);
             // `word & !gone | marker`.
             *word = word.ternary::<0xBA>(gone, marker);
         }
