@@ -346,18 +346,18 @@ mod lanes {
         };
         // Few SHA-1 records sealed MAC-then-encrypt run hash and CBC in one
         // loop (`seal_sha1_stitched`), which pays from fewer of them. Only
-        // where it was measured (Intel) or where the eight-lane hash would
-        // run anyway: elsewhere small windows may hash two SHA-NI streams
-        // at a time instead, which is faster on AMD.
-        let eight_lanes = Tuning::get().eight_lanes;
+        // where it was measured (`Tuning::stitched_sha1`) or where the
+        // eight-lane hash would run anyway: elsewhere small windows hash
+        // two SHA-NI streams at a time instead.
+        let early = Tuning::get().stitched_sha1;
         let stitched = kind.order == Order::HashThenCipher
             && kind.mac == 1
             && matches!(kind.lanes, Cbc::Vaes(_))
             && count <= sha1_cbc_x8::LANES
-            && (eight_lanes || count >= <Sha1 as LaneHash>::MIN_BUSY);
+            && (early || count >= <Sha1 as LaneHash>::MIN_BUSY);
         let pays = pays
             || (stitched
-                && eight_lanes
+                && early
                 && STITCHED_SHA1
                     .iter()
                     .any(|&(j, bytes)| count >= j && shortest >= bytes));
@@ -530,12 +530,14 @@ mod lanes {
         (order, lanes, rank)
     }
 
-    /// Where `Tuning::eight_lanes` holds, (jobs, shortest record in bytes)
-    /// from which MAC-then-encrypt SHA-1 jobs take the stitched lanes,
-    /// measured on Intel family 6 model 0xA7 against one by one: three of
-    /// 16 KiB 1.20-1.24x, of 2 KiB 1.11x, of 1408 bytes 1.05x; four of 768
-    /// bytes 1.13-1.15x, of 512 bytes 1.02-1.04x; five of 512 bytes
-    /// 1.16-1.19x, of 256 bytes 0.97-0.98x; six of 256 bytes 1.11x.
+    /// Where `Tuning::stitched_sha1` holds, (jobs, shortest record in
+    /// bytes) from which MAC-then-encrypt SHA-1 jobs take the stitched
+    /// lanes, measured on Intel family 6 model 0xA7 against one by one:
+    /// three of 16 KiB 1.20-1.24x, of 2 KiB 1.11x, of 1408 bytes 1.05x;
+    /// four of 768 bytes 1.13-1.15x, of 512 bytes 1.02-1.04x; five of 512
+    /// bytes 1.16-1.19x, of 256 bytes 0.97-0.98x; six of 256 bytes 1.11x.
+    /// On AMD family 0x19 model 0x11 (Zen 4), against one by one: three of
+    /// 16 KiB 1.35x, of 2 KiB 1.09x; four of 768 bytes 1.18x.
     const STITCHED_SHA1: [(usize, usize); 4] = [(3, 2048), (4, 768), (5, 512), (6, 0)];
 
     const _: () = assert!(STITCHED_SHA1[0].0 >= super::FEWEST_LANES);
@@ -764,6 +766,11 @@ mod lanes {
         /// streams at a time).
         const MIN_BUSY8: usize;
 
+        /// The same where `Tuning::halved_512` says 512-bit instructions
+        /// cost two 256-bit ones (measured on AMD family 0x19 model 0x11,
+        /// against two SHA-NI streams at a time).
+        const MIN_BUSY_HALVED: usize;
+
         /// Where `Tuning::eight_lanes` holds, (jobs, shortest record in
         /// bytes) from which a batch takes lanes instead of
         /// [`LaneHash::MIN_BUSY`] jobs of any length: the eight-lane
@@ -773,8 +780,11 @@ mod lanes {
 
         /// The fewest busy lanes that run in a lane kernel on this CPU.
         fn min_busy() -> usize {
-            if Tuning::get().eight_lanes {
+            let t = Tuning::get();
+            if t.eight_lanes {
                 Self::MIN_BUSY8
+            } else if t.halved_512 {
+                Self::MIN_BUSY_HALVED
             } else {
                 Self::MIN_BUSY
             }
@@ -834,7 +844,7 @@ mod lanes {
 
         /// Compresses `blocks` blocks of two streams at once on SHA-NI
         /// (where the hash has such a kernel: [`LaneHash::PAIRS`]); for
-        /// when fewer than [`LaneHash::MIN_BUSY`] lanes are busy.
+        /// when fewer than [`LaneHash::min_busy`] lanes are busy.
         fn compress2(ni: ShaNi, states: &mut [Self::State; 2], data: &[&[u8]; 2], blocks: usize);
 
         /// Whether `jobs` jobs, the shortest `shortest` bytes long, run
@@ -848,6 +858,10 @@ mod lanes {
                     .iter()
                     .any(|&(j, bytes)| jobs >= j && shortest >= bytes)
             } else {
+                // Where 512-bit instructions are halved, windows of short
+                // records still gain from the lanes (their secret-length
+                // tails run there); only the bulk hashing turns to SHA-NI
+                // pairs below `MIN_BUSY_HALVED` busy lanes (`run_group`).
                 jobs >= Self::MIN_BUSY
             };
             lanes || Self::pairs_beat_single(jobs, shortest)
@@ -872,7 +886,9 @@ mod lanes {
     /// 1.11x, six of 256 bytes 1.10x / 0.77x, three of 4096 bytes 1.01x /
     /// 0.98x. Below this, the single-record paths' stitching wins. The same
     /// holds on AMD family 0x19 model 1 without AVX-512 (eight AES-NI CBC
-    /// lanes): sixteen of 1408 bytes 1.07-1.27x sealed, 1.01-1.07x opened.
+    /// lanes): sixteen of 1408 bytes 1.07-1.27x sealed, 1.01-1.07x opened;
+    /// and on model 0x11 (Zen 4, with VAES lanes): four of 16 KiB sealed
+    /// 1.41-1.46x, opened 1.48-1.54x, four of 4096 bytes opened 1.37x.
     const FEW_LANES: [(usize, usize); 2] = [(4, 4096), (6, 1024)];
 
     const _: () = assert!(
@@ -882,6 +898,9 @@ mod lanes {
             && Sha1::MIN_BUSY8 >= super::FEWEST_LANES
             && Sha256::MIN_BUSY8 >= super::FEWEST_LANES
             && Sha384::MIN_BUSY8 >= super::FEWEST_LANES
+            && Sha1::MIN_BUSY_HALVED >= super::FEWEST_LANES
+            && Sha256::MIN_BUSY_HALVED >= super::FEWEST_LANES
+            && Sha384::MIN_BUSY_HALVED >= super::FEWEST_LANES
             && Sha1::EIGHT_LANES[0].0 >= super::FEWEST_LANES
             && Sha256::EIGHT_LANES[0].0 >= super::FEWEST_LANES
             && Sha384::EIGHT_LANES[0].0 >= super::FEWEST_LANES
@@ -891,10 +910,13 @@ mod lanes {
     // (22 for k = 4, 30 for k = 3), two SHA-NI streams 28-29. Batches
     // against one by one (sealed / opened): four of 1408 bytes 1.08x /
     // 1.05x, four of 256 bytes 0.80x / 0.77x, six of 256 bytes 1.05x /
-    // 0.98x, eight of 256 bytes 1.28x / 1.15x.
+    // 0.98x, eight of 256 bytes 1.28x / 1.15x. On AMD family 0x19 model
+    // 0x11 (Zen 4): eight lanes 90 / k (18.0 for k = 5), sixteen lanes
+    // 150 / k (16.9 for k = 9), two SHA-NI streams 18.5-21.5.
     impl LaneHash for Sha1 {
         const MIN_BUSY: usize = 5;
         const MIN_BUSY8: usize = 4;
+        const MIN_BUSY_HALVED: usize = 5;
         const EIGHT_LANES: &'static [(usize, usize)] = &[(4, 1024), (7, 0)];
 
         fn compress8(t: Vaes512, s: &mut [[u32; 5]; 8], d: &[&[u8]; 8], n: usize) {
@@ -935,10 +957,13 @@ mod lanes {
     // SHA-256 on model 0xA7: eight lanes 170 / k (28 for k = 6, 34 for
     // k = 5), two SHA-NI streams 30. Batches against one by one: six of
     // 4096 bytes 1.06x / 1.03x, six of 1408 bytes 0.98x / 0.87x, eight of
-    // 1408 bytes 1.24x / 1.07x, eight of 256 bytes 0.95x / 0.83x.
+    // 1408 bytes 1.24x / 1.07x, eight of 256 bytes 0.95x / 0.83x. On AMD
+    // family 0x19 model 0x11 (Zen 4): sixteen lanes 298 / k (22.8 for
+    // k = 13, 21.2 for k = 14), two SHA-NI streams 20-22.5.
     impl LaneHash for Sha256 {
         const MIN_BUSY: usize = 9;
         const MIN_BUSY8: usize = 6;
+        const MIN_BUSY_HALVED: usize = 14;
         const EIGHT_LANES: &'static [(usize, usize)] = &[(6, 4096), (8, 1024), (9, 0)];
 
         fn compress8(t: Vaes512, s: &mut [[u32; 8]; 8], d: &[&[u8]; 8], n: usize) {
@@ -979,6 +1004,7 @@ mod lanes {
     impl LaneHash for Sha384 {
         const MIN_BUSY: usize = 3;
         const MIN_BUSY8: usize = 3;
+        const MIN_BUSY_HALVED: usize = 3;
         const EIGHT_LANES: &'static [(usize, usize)] = &[(3, 0)];
 
         fn compress8(t: Vaes512, s: &mut [[u64; 8]; 8], d: &[&[u8]; 8], n: usize) {

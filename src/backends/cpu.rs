@@ -49,13 +49,13 @@ fn cpu_bits() -> u32 {
 /// Kernel choices that depend on which CPU this is, not only on its
 /// features: one table, consulted at this one place.
 ///
-/// | CPU (CPUID vendor, family, model) | MAC-then-encrypt open, public prefix | SHA-384/512 (where AVX-512 is allowed) | SHA-1/SHA-256 batches of 3 jobs up to the sixteen-lane kernels' crossover | the eight-lane SHA-1/SHA-256 kernels (AVX-512) |
-/// |---|---|---|---|---|
-/// | AMD family 0x19, models 0x00-0x0F and 0x20-0x5F (Zen 3: no AVX-512) | SHA-1/SHA-256: AES-NI decryption fused with SHA-NI; SHA-384: the whole prefix decrypted, then hashed (see below) | (no AVX-512) AVX2 schedule, BMI2 rounds, two-block loop (model 1: SHA-384 at 16 KiB 0.81-0.95x OpenSSL, one block at a time 0.69-0.72x) | in lanes: eight AES-NI CBC lanes, hashed two streams at a time on SHA-NI (model 1: two streams hash 1.80x as fast as one for SHA-1, 1.59x for SHA-256) | (no AVX-512) |
-/// | AMD family 0x19, other models (Zen 4) | VAES-512 decryption fused with SHA-NI | AVX-512VL schedule and split rounds (6-7% faster than AVX2 there, the split rounds about 5% more) | one record at a time (not measured there) | from the sixteen-lane crossover (not measured there) |
-/// | AMD family 0x1A (Zen 5) and later | VAES-512 decryption fused with SHA-NI | AVX2 schedule, BMI2 rounds (SHA-384 at 16 KiB: 1.06 GB/s against 0.75-0.77 GB/s for the AVX-512VL kernel), one block at a time (see below) | in lanes, hashed two streams at a time on SHA-NI (model 2: two streams hash 1.8x as fast as one for SHA-1, 1.5x for SHA-256) | from the sixteen-lane crossover (not measured there) |
-/// | Intel | SHA-1/SHA-256: AES-NI decryption fused with SHA-NI; SHA-384: the whole prefix decrypted, then hashed (see below) | AVX-512VL schedule and split rounds (family 6 model 0xCF: SHA-384 at 16 KiB 0.94x OpenSSL against 0.84x for AVX2, medians of 6 alternating runs; model 0xA7: 0.98-1.01x against 0.98-1.03x, a tie) | one record at a time (family 6 models 0xCF and 0xA7: two streams hash only 1.2x as fast as one, less than the stitched single seal gains) | from 4 busy lanes (SHA-1) and 6 (SHA-256) (model 0xA7: an eight-lane call costs 0.67-0.71 of a sixteen-lane one; see below) |
-/// | any other | AES-NI decryption fused with SHA-NI | AVX-512VL schedule and split rounds | one record at a time | from the sixteen-lane crossover |
+/// | CPU (CPUID vendor, family, model) | MAC-then-encrypt open, public prefix | SHA-384/512 (where AVX-512 is allowed) | SHA-1/SHA-256 batches of 3 jobs up to the lane kernels' crossover | the SHA-1/SHA-256 lane kernels (AVX-512) | stitched SHA-1 seal lanes (`STITCHED_SHA1`) |
+/// |---|---|---|---|---|---|
+/// | AMD family 0x19, models 0x00-0x0F and 0x20-0x5F (Zen 3: no AVX-512) | SHA-1/SHA-256: AES-NI decryption fused with SHA-NI; SHA-384: the whole prefix decrypted, then hashed (see below) | (no AVX-512) AVX2 schedule, BMI2 rounds, two-block loop (model 1: SHA-384 at 16 KiB 0.81-0.95x OpenSSL, one block at a time 0.69-0.72x) | in lanes: eight AES-NI CBC lanes, hashed two streams at a time on SHA-NI (model 1: two streams hash 1.80x as fast as one for SHA-1, 1.59x for SHA-256) | (no AVX-512) | (no AVX-512) |
+/// | AMD family 0x19, other models (Zen 4) | VAES-512 decryption fused with SHA-NI | AVX-512VL schedule and split rounds (6-7% faster than AVX2 there, the split rounds about 5% more), one block at a time (see below) | in lanes, hashed two streams at a time on SHA-NI (model 0x11: two streams hash 1.75x as fast as one for SHA-1, 1.62x for SHA-256) | from 5 busy lanes (SHA-1) and 14 (SHA-256): 512-bit instructions run as two halves (see below) | from 3 records (model 0x11: three of 16 KiB 1.35x one by one, four of 16 KiB 1.73x against 1.44x for two SHA-NI streams, four of 768 bytes 1.18x) |
+/// | AMD family 0x1A (Zen 5) and later | VAES-512 decryption fused with SHA-NI | AVX2 schedule, BMI2 rounds (SHA-384 at 16 KiB: 1.06 GB/s against 0.75-0.77 GB/s for the AVX-512VL kernel), one block at a time (see below) | in lanes, hashed two streams at a time on SHA-NI (model 2: two streams hash 1.8x as fast as one for SHA-1, 1.5x for SHA-256) | from the sixteen-lane crossover (not measured there) | from 5 records (not measured there) |
+/// | Intel | SHA-1/SHA-256: AES-NI decryption fused with SHA-NI; SHA-384: the whole prefix decrypted, then hashed (see below) | AVX-512VL schedule and split rounds (family 6 model 0xCF: SHA-384 at 16 KiB 0.94x OpenSSL against 0.84x for AVX2, medians of 6 alternating runs; model 0xA7: 0.98-1.01x against 0.98-1.03x, a tie) | one record at a time (family 6 models 0xCF and 0xA7: two streams hash only 1.2x as fast as one, less than the stitched single seal gains) | from 4 busy lanes (SHA-1) and 6 (SHA-256) on the eight-lane kernels (model 0xA7: an eight-lane call costs 0.67-0.71 of a sixteen-lane one; see below) | from 3 records (model 0xA7) |
+/// | any other | AES-NI decryption fused with SHA-NI | AVX-512VL schedule and split rounds | one record at a time | from the sixteen-lane crossover | from 5 records |
 ///
 /// AMD Zen 3 and Intel open SHA-384 records unfused. On Zen 3 the SHA-512
 /// rounds interleaved with AES-NI decryption ran the 16 KiB open at
@@ -65,12 +65,20 @@ fn cpu_bits() -> u32 {
 /// 0.94-0.96x OpenSSL at 16 KiB, unfused at 1.01-1.04x (4 alternating
 /// runs each; equal at 1 KiB and 256 B): AES-NI and the AVX-512 SHA-512
 /// rounds there share a vector port. SHA-1 and SHA-256 gain from the
-/// fusion on both, as everywhere.
+/// fusion on both, as everywhere; on Zen 4 (model 0x11) the SHA-384 open
+/// ran the same fused or not (1.10x against 1.08x OpenSSL at 16 KiB, 5
+/// alternating runs).
 ///
-/// Only AMD Zen 5 (family 0x1A model 2) hashes long runs one block at a
-/// time: there the two-block loop's unrolled code (about 25 KB) ran
+/// AMD Zen 4 and Zen 5 hash long SHA-512 runs one block at a time on the
+/// kernel this table picks, all other CPUs through the two-block loop. On
+/// Zen 5 (family 0x1A model 2) the loop's unrolled code (about 25 KB) ran
 /// between 110 and 158 ns per block depending on the build's code layout,
-/// the one-block kernel a steady 113-120 ns (best of 3000 timings).
+/// the one-block kernel a steady 113-120 ns (best of 3000 timings). On Zen
+/// 4 (model 0x11) HMAC-SHA384 ran at 1.03x / 1.10x / 1.05x OpenSSL at 16 /
+/// 4 / 1 KiB one block at a time on the AVX-512VL kernel, at 0.97x /
+/// 0.94x / 0.88x through the loop (medians of 5 alternating runs); the
+/// AVX2 kernel, which runs there only when the override masks AVX-512
+/// off, keeps the loop (0.96x against 0.86x at 16 KiB).
 ///
 /// Everywhere, eight or fewer busy lanes that the sixteen-lane kernels
 /// would take run in the eight-lane ones instead: a 256-bit instruction
@@ -79,6 +87,16 @@ fn cpu_bits() -> u32 {
 /// against two for 512-bit ones, so an eight-lane call costs 0.71 (SHA-1)
 /// and 0.67 (SHA-256) of a sixteen-lane one (model 0xA7, 201 alternating
 /// rounds) and beats two SHA-NI streams at a time from 4 and 6 busy lanes.
+/// AMD Zen 4 runs each 512-bit instruction as two 256-bit halves, and its
+/// SHA-NI is fast: there (model 0x11, 201 rounds of 16 KiB per lane) two
+/// SHA-NI streams take 18.5-21.5 ns per block for SHA-1 and 20-22.5 ns for
+/// SHA-256, an eight-lane call costs 0.60 of a sixteen-lane one, and the
+/// sixteen-lane SHA-256 kernel takes 298 ns per block of every lane. So
+/// SHA-1 takes the eight-lane kernel from 5 busy lanes (90 ns / 5) as
+/// elsewhere, but SHA-256 leaves the lanes for SHA-NI pairs below 14 busy
+/// ones: twelve SHA-256 records of 16 KiB sealed at 1.20x intel-ipsec-mb
+/// against 1.03x with the lanes down to 9, and opened 1.78x against 1.59x
+/// OpenSSL (3 alternating runs).
 ///
 /// Why the open differs: on Intel family 6 model 0xCF, 512-bit VAES beside
 /// legacy-SSE SHA-NI in one loop took 1.5 ms per 16 KiB record against
@@ -97,9 +115,13 @@ pub(crate) struct Tuning {
     /// streams at a time on SHA-NI (else they run the single-record seal
     /// and open, one record at a time).
     pub(crate) few_lanes_sha_ni: bool,
-    /// Hash runs of `sha512::PAIRS_FROM` blocks or more through the
-    /// two-block loop of `sha512_pair` (else one block at a time).
-    pub(crate) sha512_pairs: bool,
+    /// On the AVX2 SHA-512 kernel, hash runs of `sha512::PAIRS_FROM`
+    /// blocks or more through the two-block loop of `sha512_pair` (else
+    /// one block at a time).
+    pub(crate) sha512_pairs_avx2: bool,
+    /// The same on the AVX-512VL kernel (whose pair loop keeps the AVX2
+    /// schedule).
+    pub(crate) sha512_pairs_avx512: bool,
     /// Fuse the SHA-384 open's prefix hash with its CBC decryption (else
     /// decrypt the whole prefix, then hash it).
     pub(crate) sha384_open_fused: bool,
@@ -107,27 +129,39 @@ pub(crate) struct Tuning {
     /// `LaneHash::MIN_BUSY8` busy lanes (else from the sixteen-lane
     /// kernels' crossover, `LaneHash::MIN_BUSY`).
     pub(crate) eight_lanes: bool,
+    /// 512-bit instructions issue as two 256-bit halves (AMD Zen 4): the
+    /// SHA-1/SHA-256 lane kernels start from `LaneHash::MIN_BUSY_HALVED`
+    /// busy lanes, below which two SHA-NI streams at a time are faster.
+    pub(crate) halved_512: bool,
+    /// Seal small windows of MAC-then-encrypt SHA-1 jobs in the stitched
+    /// eight-lane loop (`sha1_cbc_x8`) from the sizes `STITCHED_SHA1`
+    /// lists (else only where the lane kernels take them anyway).
+    pub(crate) stitched_sha1: bool,
 }
 
 impl Tuning {
     /// The choices for this CPU (CPUID read once per process).
     pub(crate) fn get() -> Tuning {
-        use core::sync::atomic::{AtomicU8, Ordering};
+        use core::sync::atomic::{AtomicU16, Ordering};
         // 0: not read yet; else 1 | fusion << 1 | sha512_avx512 << 2 |
-        // few_lanes_sha_ni << 3 | sha512_pairs << 4 | sha384_open_fused << 5 |
-        // eight_lanes << 6.
-        static CACHE: AtomicU8 = AtomicU8::new(0);
+        // few_lanes_sha_ni << 3 | sha512_pairs_avx2 << 4 |
+        // sha384_open_fused << 5 | eight_lanes << 6 |
+        // sha512_pairs_avx512 << 7 | halved_512 << 8 | stitched_sha1 << 9.
+        static CACHE: AtomicU16 = AtomicU16::new(0);
         let bits = match CACHE.load(Ordering::Relaxed) {
             0 => {
                 let (vendor, family, model) = cpu_vendor_family_model();
                 let t = Self::for_cpu(vendor, family, model);
                 let bits = 1
-                    | u8::from(t.vaes_sha_ni_fusion) << 1
-                    | u8::from(t.sha512_avx512) << 2
-                    | u8::from(t.few_lanes_sha_ni) << 3
-                    | u8::from(t.sha512_pairs) << 4
-                    | u8::from(t.sha384_open_fused) << 5
-                    | u8::from(t.eight_lanes) << 6;
+                    | u16::from(t.vaes_sha_ni_fusion) << 1
+                    | u16::from(t.sha512_avx512) << 2
+                    | u16::from(t.few_lanes_sha_ni) << 3
+                    | u16::from(t.sha512_pairs_avx2) << 4
+                    | u16::from(t.sha384_open_fused) << 5
+                    | u16::from(t.eight_lanes) << 6
+                    | u16::from(t.sha512_pairs_avx512) << 7
+                    | u16::from(t.halved_512) << 8
+                    | u16::from(t.stitched_sha1) << 9;
                 CACHE.store(bits, Ordering::Relaxed);
                 bits
             }
@@ -137,9 +171,12 @@ impl Tuning {
             vaes_sha_ni_fusion: bits & 2 != 0,
             sha512_avx512: bits & 4 != 0,
             few_lanes_sha_ni: bits & 8 != 0,
-            sha512_pairs: bits & 16 != 0,
+            sha512_pairs_avx2: bits & 16 != 0,
             sha384_open_fused: bits & 32 != 0,
             eight_lanes: bits & 64 != 0,
+            sha512_pairs_avx512: bits & 128 != 0,
+            halved_512: bits & 256 != 0,
+            stitched_sha1: bits & 512 != 0,
         }
     }
 
@@ -149,14 +186,18 @@ impl Tuning {
         let amd = &vendor == b"AuthenticAMD";
         // Family 0x19 is Zen 3 and Zen 4; the models tell them apart.
         let zen3 = amd && family == 0x19 && matches!(model, 0x00..=0x0f | 0x20..=0x5f);
+        let zen4 = amd && family == 0x19 && !zen3;
         let intel = &vendor == b"GenuineIntel";
         Tuning {
             vaes_sha_ni_fusion: amd,
             sha512_avx512: !amd || family < 0x1a,
-            few_lanes_sha_ni: zen3 || (amd && family >= 0x1a),
-            sha512_pairs: !amd || family < 0x1a,
+            few_lanes_sha_ni: amd && family >= 0x19,
+            sha512_pairs_avx2: !amd || family < 0x1a,
+            sha512_pairs_avx512: !amd || zen3,
             sha384_open_fused: !(zen3 || intel),
             eight_lanes: intel,
+            halved_512: zen4,
+            stitched_sha1: intel || zen4,
         }
     }
 
@@ -345,16 +386,19 @@ mod tests {
                 t.vaes_sha_ni_fusion,
                 t.sha512_avx512,
                 t.few_lanes_sha_ni,
-                t.sha512_pairs,
+                t.sha512_pairs_avx2,
                 t.sha384_open_fused,
                 t.eight_lanes,
+                t.sha512_pairs_avx512,
+                t.halved_512,
+                t.stitched_sha1,
             )
         };
-        let zen3 = (true, true, true, true, false, false);
-        let zen4 = (true, true, false, true, true, false);
-        let zen5 = (true, false, true, false, true, false);
-        let intel = (false, true, false, true, false, true);
-        let other = (false, true, false, true, true, false);
+        let zen3 = (true, true, true, true, false, false, true, false, false);
+        let zen4 = (true, true, true, true, true, false, false, true, true);
+        let zen5 = (true, false, true, false, true, false, false, false, false);
+        let intel = (false, true, false, true, false, true, true, false, true);
+        let other = (false, true, false, true, true, false, true, false, false);
         // Zen 3: Milan, Vermeer, Rembrandt, Cezanne.
         for model in [0x01, 0x08, 0x21, 0x44, 0x50] {
             assert_eq!(t(b"AuthenticAMD", 0x19, model), zen3, "{model:#x}");

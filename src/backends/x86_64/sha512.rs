@@ -842,7 +842,7 @@ const PAIRS_FROM: usize = 8;
 /// two-block loop for long runs, on the CPUs whose `Tuning` asks for it).
 pub(crate) fn compress512_avx2(token: super::Avx2, state: &mut [u64; 8], blocks: &[[u8; 128]]) {
     let _ = token;
-    if blocks.len() >= PAIRS_FROM && crate::backends::cpu::Tuning::get().sha512_pairs {
+    if blocks.len() >= PAIRS_FROM && crate::backends::cpu::Tuning::get().sha512_pairs_avx2 {
         // SAFETY: `token` proves the CPU has AVX2, BMI1, BMI2, SSSE3 and
         // SSE4.1, the features the loop enables.
         unsafe { super::sha512_pair::compress_pairs_avx2(state, blocks) }
@@ -859,7 +859,7 @@ pub(crate) fn compress512_avx512(
     blocks: &[[u8; 128]],
 ) {
     let _ = token;
-    if blocks.len() >= PAIRS_FROM && crate::backends::cpu::Tuning::get().sha512_pairs {
+    if blocks.len() >= PAIRS_FROM && crate::backends::cpu::Tuning::get().sha512_pairs_avx512 {
         // Long runs in pairs, with the AVX2 schedule (compiled without
         // AVX-512: on Intel Xeon family 6 model 0xCF the AVX-512VL schedule,
         // or AVX-512 enabled for the AVX2 one, measured 5-10% slower in
