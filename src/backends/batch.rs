@@ -108,6 +108,28 @@ impl SealLane<'_> {
 /// A window of jobs; `None` entries are skipped.
 pub(crate) type Window<'a> = [Option<SealLane<'a>>; WINDOW];
 
+/// Whether `count` jobs of one kind (keys `aes` and `mac`, MAC order
+/// `order`), the shortest with `shortest` bytes of plaintext, would run in
+/// lanes: when not, the caller seals them one by one without building a
+/// window. Public counts and lengths only.
+pub(crate) fn seal_may_pay(
+    aes: &AesKey,
+    mac: &HmacKey,
+    order: Order,
+    count: usize,
+    shortest: usize,
+) -> bool {
+    #[cfg(target_arch = "x86_64")]
+    {
+        lanes::seal_pays(aes, mac, order, count, shortest)
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        let _ = (aes, mac, order, count, shortest);
+        false
+    }
+}
+
 /// Seals every job of `window`. Jobs of one kind (cipher, MAC algorithm,
 /// order) share lanes; the format layer groups them so.
 pub(crate) fn seal(window: &mut Window<'_>) {
@@ -300,7 +322,7 @@ batch_hash!(Sha384, Sha384);
 
 #[cfg(target_arch = "x86_64")]
 mod lanes {
-    use super::{BatchHash, HashJob, Order, SealLane, SecretTailJob, WINDOW, Window, pad};
+    use super::{BatchHash, HashJob, HmacKey, Order, SealLane, SecretTailJob, WINDOW, Window, pad};
     use crate::backends::cpu::Tuning;
     use crate::backends::x86_64::aes::{AesNiKey, Schedule};
     use crate::backends::x86_64::lanes::{
@@ -314,28 +336,26 @@ mod lanes {
     use crate::primitives::hmac::AnyStates;
     use secret_tail::Ends;
 
-    /// Runs the window in lanes if its jobs allow it; `false` if not (the
-    /// caller then seals one by one).
-    pub(super) fn seal(window: &mut Window<'_>) -> bool {
-        let mut jobs = window.iter().flatten();
-        let Some(first) = jobs.next() else {
-            return true;
-        };
-        let kind = Kind::of(first);
-        let count = 1 + jobs.filter(|j| Kind::of(j) == kind).count();
-        let Some(kind) = kind else {
-            return false;
-        };
+    /// Whether `count` jobs of one kind (keys of `aes` and `mac`, MAC
+    /// order `order`), the shortest with `shortest` bytes of plaintext,
+    /// would run in lanes (`seal` decides the same way).
+    pub(super) fn seal_pays(
+        aes: &AesKey,
+        mac: &HmacKey,
+        order: Order,
+        count: usize,
+        shortest: usize,
+    ) -> bool {
+        Kind::from_parts(aes, mac, order).is_some_and(|k| decide(k, count, shortest).0)
+    }
+
+    /// Whether a window of `count` jobs of `kind` runs in lanes, and
+    /// whether in the stitched SHA-1 loop. Public counts and lengths only.
+    fn decide(kind: Kind, count: usize, shortest: usize) -> (bool, bool) {
         // Below the hash's crossover the lanes would hash one or two
         // streams at a time anyway, before the encryption instead of beside
         // it: the stitched single-record seal is faster, except where two
         // SHA-NI streams nearly double the hash's speed (`Tuning`).
-        let shortest = window
-            .iter()
-            .flatten()
-            .map(|j| j.plaintext_len)
-            .min()
-            .unwrap_or(0);
         let pays = match (kind.mac, kind.lanes) {
             (1, Cbc::Vaes(_)) => <Sha1 as LaneHash>::lanes_beat_single(count, shortest),
             (2, Cbc::Vaes(_)) => <Sha256 as LaneHash>::lanes_beat_single(count, shortest),
@@ -361,6 +381,28 @@ mod lanes {
                 && STITCHED_SHA1
                     .iter()
                     .any(|&(j, bytes)| count >= j && shortest >= bytes));
+        (pays, stitched)
+    }
+
+    /// Runs the window in lanes if its jobs allow it; `false` if not (the
+    /// caller then seals one by one).
+    pub(super) fn seal(window: &mut Window<'_>) -> bool {
+        let mut jobs = window.iter().flatten();
+        let Some(first) = jobs.next() else {
+            return true;
+        };
+        let kind = Kind::of(first);
+        let count = 1 + jobs.filter(|j| Kind::of(j) == kind).count();
+        let Some(kind) = kind else {
+            return false;
+        };
+        let shortest = window
+            .iter()
+            .flatten()
+            .map(|j| j.plaintext_len)
+            .min()
+            .unwrap_or(0);
+        let (pays, stitched) = decide(kind, count, shortest);
         if count != window.iter().flatten().count() || !pays {
             return false;
         }
@@ -573,18 +615,22 @@ mod lanes {
 
     impl Kind {
         fn of(job: &SealLane<'_>) -> Option<Kind> {
-            let (key, lanes) = match job.aes {
+            Kind::from_parts(job.aes, job.mac, job.order)
+        }
+
+        fn from_parts(aes: &AesKey, mac: &HmacKey, order: Order) -> Option<Kind> {
+            let (key, lanes) = match aes {
                 AesKey::Vaes512(k) => (&k.key, Cbc::Vaes(k.token())),
                 // Two-stream hashing needs SHA-NI, which the SHA-NI
                 // compressor proves allowed.
-                AesKey::AesNi(k) if matches!(job.mac.compressor(), Compressor::ShaNi(_)) => {
+                AesKey::AesNi(k) if matches!(mac.compressor(), Compressor::ShaNi(_)) => {
                     let (AesNiKey::Aes128(_, t) | AesNiKey::Aes256(_, t)) = k;
                     (k, Cbc::AesNi(*t))
                 }
                 _ => return None,
             };
             let aes256 = matches!(key, AesNiKey::Aes256(..));
-            let mac = match job.mac.states() {
+            let mac = match mac.states() {
                 AnyStates::Sha1(_) => 1,
                 AnyStates::Sha256(_) => 2,
                 AnyStates::Sha384(_) => 3,
@@ -594,7 +640,7 @@ mod lanes {
             Some(Kind {
                 aes256,
                 mac,
-                order: job.order,
+                order,
                 lanes,
             })
         }

@@ -21,8 +21,7 @@
 //! records, too few to share lanes, runs the single-record seal directly,
 //! so it costs what that does.
 
-use super::{MacOrder, Sealer};
-use crate::Combination;
+use super::Sealer;
 use crate::backends::batch::{self, FEWEST_LANES, WINDOW, Window};
 use crate::error::Error;
 
@@ -186,26 +185,45 @@ pub fn seal_batch(jobs: &mut [SealJob<'_>]) {
             .err()
             .map(Err);
     }
-    for combination in Combination::ALL {
-        for order in MacOrder::ALL {
-            let kind = |j: &&mut SealJob<'_>| {
-                let c = j.sealer.config();
-                j.record.result.is_none() && c.combination == combination && c.mac_order == order
-            };
-            let mut pending = jobs.iter_mut().filter(kind).peekable();
-            while pending.peek().is_some() {
-                let mut group: [Option<&mut SealJob<'_>>; WINDOW] = Default::default();
-                for slot in group.iter_mut() {
-                    *slot = pending.next();
-                }
-                seal_group(&mut group);
+    // The kinds (combination and MAC order) in the order their first jobs
+    // come: one pass over the jobs per kind the batch has, not per kind
+    // there is.
+    let mut from = 0;
+    while let Some(skip) = jobs[from..].iter().position(|j| j.record.result.is_none()) {
+        from += skip;
+        let c = jobs[from].sealer.config();
+        let (combination, order) = (c.combination, c.mac_order);
+        let kind = |j: &&mut SealJob<'_>| {
+            let c = j.sealer.config();
+            j.record.result.is_none() && c.combination == combination && c.mac_order == order
+        };
+        let mut pending = jobs[from..].iter_mut().filter(kind).peekable();
+        while pending.peek().is_some() {
+            let mut group: [Option<&mut SealJob<'_>>; WINDOW] = Default::default();
+            for slot in group.iter_mut() {
+                *slot = pending.next();
             }
+            seal_group(&mut group);
         }
     }
 }
 
 /// Seals up to [`WINDOW`] jobs of one kind in lanes.
 fn seal_group(group: &mut [Option<&mut SealJob<'_>>; WINDOW]) {
+    // A window the lanes would not take: single seals, without building it
+    // (public counts and lengths).
+    let count = group.iter().flatten().count();
+    let shortest = group.iter().flatten().map(|j| j.record.plaintext_len).min();
+    if let (Some(first), Some(shortest)) = (group.iter().flatten().next(), shortest)
+        && !first.sealer.lanes_may_pay(count, shortest)
+    {
+        for job in group.iter_mut().flatten() {
+            let (sealer, r) = (&mut *job.sealer, &mut job.record);
+            let n = sealer.seal_checked(job.seq, job.content_type, r.buf, r.plaintext_len, r.iv);
+            r.result = Some(Ok(n));
+        }
+        return;
+    }
     let mut ivs = [[0u8; 16]; WINDOW];
     for (iv, job) in ivs.iter_mut().zip(group.iter_mut()) {
         if let Some(job) = job {
@@ -318,6 +336,17 @@ impl Sealer {
             let mut group: [Option<(u64, &mut SealRecord<'_>)>; WINDOW] = Default::default();
             for slot in group.iter_mut() {
                 *slot = pending.next().map(|(i, r)| (first_seq + i as u64, r));
+            }
+            // A window the lanes would not take: single seals, without
+            // building it (public counts and lengths).
+            let count = group.iter().flatten().count();
+            let shortest = group.iter().flatten().map(|(_, r)| r.plaintext_len).min();
+            if !shortest.is_some_and(|s| self.lanes_may_pay(count, s)) {
+                for (seq, r) in group.iter_mut().flatten() {
+                    let n = self.seal_checked(*seq, content_type, r.buf, r.plaintext_len, r.iv);
+                    r.result = Some(Ok(n));
+                }
+                continue;
             }
             let mut ivs = [[0u8; 16]; WINDOW];
             for (iv, slot) in ivs.iter_mut().zip(group.iter()) {

@@ -240,6 +240,16 @@ impl Sealer {
         self.check(buf, plaintext_len)
     }
 
+    /// Whether `count` records of this sealer's kind, the shortest with
+    /// `shortest` bytes of plaintext, would be sealed in lanes.
+    pub(super) fn lanes_may_pay(&self, count: usize, shortest: usize) -> bool {
+        let order = match self.config.mac_order {
+            MacOrder::MacThenEncrypt => Order::HashThenCipher,
+            MacOrder::EncryptThenMac => Order::CipherThenHash,
+        };
+        crate::backends::batch::seal_may_pay(self.aes.raw(), &self.mac, order, count, shortest)
+    }
+
     /// The seal job of one record, lengths already checked: writes the
     /// explicit IV and builds the MAC prefix. Returns the job and the
     /// fragment length.
