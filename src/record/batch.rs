@@ -19,7 +19,8 @@
 //! affect the others. Nothing allocates: the caller owns the job slice and
 //! the buffers, lane state lives on the stack. A batch of one or two
 //! records, too few to share lanes, runs the single-record seal directly,
-//! so it costs what that does.
+//! so it costs what that does; so does a window of records too few or too
+//! short for this CPU's lanes, without building the lanes.
 
 use super::Sealer;
 use crate::backends::batch::{self, FEWEST_LANES, WINDOW, Window};
