@@ -49,8 +49,11 @@ pub(crate) const LANES: usize = 8;
 /// rounds need it (measured on family 6 model 0xA7, four lanes of 16 KiB:
 /// with zmm chains the loop was 0.88-1.02x the hash and CBC run one after
 /// the other).
-struct Chains<'k, const N: usize, const R: usize> {
+pub(super) struct Chains<'k, const N: usize, const R: usize> {
     keys: &'k LaneKeys<N>,
+    /// Register `r` runs lanes `2 (first + r)` and `2 (first + r) + 1` of
+    /// `keys`.
+    first: usize,
     /// Each lane's 64 bytes for this iteration (a lane without a record
     /// points at a scratch block).
     p: [*mut u8; 8],
@@ -97,13 +100,50 @@ unsafe fn scatter2(p: &[*mut u8], at: usize, y: __m256i) {
     }
 }
 
-impl<const N: usize, const R: usize> Chains<'_, N, R> {
+impl<'k, const N: usize, const R: usize> Chains<'k, N, R> {
+    /// Chains of lanes `0..2 R` from `ivs`, their bytes not set yet, with
+    /// the round keys of lanes `2 first..2 (first + R)` of `keys`.
+    #[inline(always)]
+    pub(super) fn new(keys: &'k LaneKeys<N>, first: usize, ivs: &[[u8; 16]; 8]) -> Self {
+        Chains {
+            keys,
+            first,
+            p: [core::ptr::null_mut(); 8],
+            // SAFETY: AVX as said above.
+            x: [unsafe { _mm256_setzero_si256() }; R],
+            // SAFETY: lanes `2 r, 2 r + 1 < 8` of `ivs`, 32 readable bytes.
+            chain: core::array::from_fn(|r| unsafe {
+                _mm256_loadu_si256(ivs[2 * r..].as_ptr().cast())
+            }),
+        }
+    }
+
+    /// Points the chains at block `b` of each lane: `cbc[i] + step[i] b`.
+    /// Hides the round keys' address from the optimizer each time, so they
+    /// are read from memory where a round uses them: hoisted out of the
+    /// loop, the 22 to 60 key vectors spill to the stack, which cost 4-7%
+    /// here.
+    #[inline(always)]
+    pub(super) fn at(&mut self, cbc: &[*mut u8; 8], step: &[usize; 8], b: usize) {
+        self.p = by_index!(0 1 2 3 4 5 6 7; |i| cbc[i].wrapping_add(step[i] * b));
+        self.keys = core::hint::black_box(self.keys);
+    }
+
+    /// Writes each lane's last ciphertext block to `ivs`.
+    #[inline(always)]
+    pub(super) fn store(&self, ivs: &mut [[u8; 16]; 8]) {
+        for (r, c) in self.chain.iter().enumerate() {
+            // SAFETY: lanes `2 r, 2 r + 1 < 8` of `ivs`, 32 writable bytes.
+            unsafe { _mm256_storeu_si256(ivs[2 * r..].as_mut_ptr().cast(), *c) };
+        }
+    }
+
     /// Step `i` of AES block `k` (of four) in every register.
     #[inline(always)]
     fn step(&mut self, k: usize, i: usize) {
         for r in 0..R {
             let p = &self.p[2 * r..2 * r + 2];
-            let key = round_key(self.keys, r, i);
+            let key = round_key(self.keys, self.first + r, i);
             // SAFETY: the kernel's features (see above); `p` points at 64
             // bytes of each lane for this iteration, readable and writable
             // (the kernel's contract), and `16 k < 64`.
@@ -160,18 +200,57 @@ pub(crate) fn sha1_cbc_x8<const N: usize>(
     let _ = t;
     let lanes = bufs.len();
     assert!((1..=8).contains(&lanes), "1 to 8 lanes");
-    assert!(ivs.len() >= lanes, "an IV per lane");
+    let mut scratch = [0u8; 64];
+    let (hash, cbc, step) = lane_pointers(bufs, ivs.len(), &mut scratch, hash_at, cbc_at, blocks);
+    if blocks == 0 {
+        return;
+    }
+    let mut chain = [[0u8; 16]; 8];
+    chain[..lanes].copy_from_slice(&ivs[..lanes]);
+    let mut s = *states;
+    // SAFETY: `t` proves AVX-512 F/BW/VL, VAES and AES-NI, the kernel's
+    // features. `lane_pointers` checked and derived the pointers as the
+    // kernel needs them (see there), `bufs` and `scratch` borrowed for the
+    // call.
+    unsafe {
+        if lanes <= 4 {
+            kernel::<N, 2>(&mut s, keys, &mut chain, hash, cbc, step, blocks);
+        } else {
+            kernel::<N, 4>(&mut s, keys, &mut chain, hash, cbc, step, blocks);
+        }
+    }
+    states[..lanes].copy_from_slice(&s[..lanes]);
+    ivs[..lanes].copy_from_slice(&chain[..lanes]);
+}
+
+/// The kernels' pointers into `bufs` (each lane hashed from `hash_at`
+/// and encrypted from `cbc_at`, 64 bytes a block, for `blocks` blocks),
+/// after checking the contract the callers document: at least one IV per
+/// lane (`ivs` of them), `cbc_at <= hash_at`, every buffer long enough.
+/// Lanes past `bufs.len()` hash lane 0's bytes and encrypt `scratch` over
+/// and over (step 0); their results are to be dropped.
+///
+/// So `hash[i] + 64 b .. + 64` is readable and `cbc[i] + step[i] b .. +
+/// 64` writable for `b < blocks`, both derived from one pointer per
+/// distinct `&mut` buffer, a lane's writes at or below its reads.
+pub(super) fn lane_pointers(
+    bufs: &mut [&mut [u8]],
+    ivs: usize,
+    scratch: &mut [u8; 64],
+    hash_at: usize,
+    cbc_at: usize,
+    blocks: usize,
+) -> ([*const u8; 8], [*mut u8; 8], [usize; 8]) {
+    let lanes = bufs.len();
+    assert!(
+        lanes <= 8 && ivs >= lanes,
+        "an IV per lane, at most 8 lanes"
+    );
     assert!(cbc_at <= hash_at, "the encryption stays behind the hash");
     let end = hash_at + 64 * blocks;
     for (i, b) in bufs.iter().enumerate() {
         assert!(b.len() >= end, "lane {i}: {} bytes, needs {end}", b.len());
     }
-    if blocks == 0 {
-        return;
-    }
-    // Lanes without a record hash lane 0's bytes and encrypt a scratch
-    // block over and over (pointer step 0); their results are dropped.
-    let mut scratch = [0u8; 64];
     let mut hash = [core::ptr::null::<u8>(); 8];
     let mut cbc = [scratch.as_mut_ptr(); 8];
     let mut step = [0usize; 8];
@@ -187,25 +266,7 @@ pub(crate) fn sha1_cbc_x8<const N: usize>(
     }
     let first = hash[0];
     hash[lanes..].fill(first);
-    let mut chain = [[0u8; 16]; 8];
-    chain[..lanes].copy_from_slice(&ivs[..lanes]);
-    let mut s = *states;
-    // SAFETY: `t` proves AVX-512 F/BW/VL, VAES and AES-NI, the kernel's
-    // features. `hash[i]` points at `64 blocks` readable bytes and
-    // `cbc[i]` at `64 blocks` writable ones of lane `i`'s buffer for `i <
-    // lanes` (checked above), derived from one pointer per distinct `&mut`
-    // buffer, `bufs` borrowed for the call; the other lanes read lane 0's
-    // bytes and write `scratch` (step 0). `cbc_at <= hash_at`, as the
-    // kernel needs.
-    unsafe {
-        if lanes <= 4 {
-            kernel::<N, 2>(&mut s, keys, &mut chain, hash, cbc, step, blocks);
-        } else {
-            kernel::<N, 4>(&mut s, keys, &mut chain, hash, cbc, step, blocks);
-        }
-    }
-    states[..lanes].copy_from_slice(&s[..lanes]);
-    ivs[..lanes].copy_from_slice(&chain[..lanes]);
+    (hash, cbc, step)
 }
 
 /// # Safety
@@ -226,15 +287,7 @@ unsafe fn kernel<const N: usize, const R: usize>(
     blocks: usize,
 ) {
     let mut s = transpose_in(states);
-    let mut chains = Chains::<N, R> {
-        keys,
-        p: cbc,
-        x: [_mm256_setzero_si256(); R],
-        // SAFETY: lanes `2 r, 2 r + 1 < 8` of `ivs`, 32 readable bytes.
-        chain: core::array::from_fn(|r| unsafe {
-            _mm256_loadu_si256(ivs[2 * r..].as_ptr().cast())
-        }),
-    };
+    let mut chains = Chains::<N, R>::new(keys, 0, ivs);
     for b in 0..blocks {
         // SAFETY: the caller's ranges; the block is read into registers
         // before this iteration stores anything, and the reference ends
@@ -242,22 +295,15 @@ unsafe fn kernel<const N: usize, const R: usize>(
         let w = load_words(by_index!(0 1 2 3 4 5 6 7; |i| unsafe {
             &*hash[i].add(64 * b).cast::<[u8; 64]>()
         }));
-        chains.p = by_index!(0 1 2 3 4 5 6 7; |i| cbc[i].wrapping_add(step[i] * b));
-        // Opaque each iteration, so the round keys are read from memory
-        // where a round uses them: hoisted out of the loop, the 22 to 60
-        // key vectors spill to the stack, which cost 4-7% here.
-        chains.keys = core::hint::black_box(keys);
+        chains.at(&cbc, &step, b);
         s = sha1_x16::rounds(s, w, &mut chains);
     }
     transpose_out(s, states);
-    for (r, c) in chains.chain.iter().enumerate() {
-        // SAFETY: lanes `2 r, 2 r + 1 < 8` of `ivs`, 32 writable bytes.
-        unsafe { _mm256_storeu_si256(ivs[2 * r..].as_mut_ptr().cast(), *c) };
-    }
+    chains.store(ivs);
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use super::super::super::aes::{AesNiKey, Schedule};
     use super::super::super::test_rng::SplitMix64;
     use super::super::cbc_x16;
@@ -268,17 +314,34 @@ mod tests {
     use crate::backends::portable::{AesKey, CrateCompress};
     use crate::primitives::hash::{Compress, Sha1};
 
-    /// Every lane count, with random keys, states, IVs and bytes, the hash
+    /// A stitched kernel: `(states, keys, ivs, bufs, hash_at, cbc_at,
+    /// blocks)` as [`sha1_cbc_x8`] takes them.
+    pub(in super::super) type Stitched<'f, const N: usize, const W: usize> = &'f dyn Fn(
+        &mut [[u32; W]; 8],
+        &LaneKeys<N>,
+        &mut [[u8; 16]],
+        &mut [&mut [u8]],
+        usize,
+        usize,
+        usize,
+    );
+
+    /// Every lane count up to `max_lanes`, with random keys, states, IVs and bytes, the hash
     /// 0, 13 or 51 bytes ahead of the encryption (51: where the batch seal
     /// puts it), 0 to 5 blocks: each lane's state against the portable
     /// compression of its original bytes, its buffer against the portable
     /// CBC encryption of them, the bytes outside the range and the other
     /// lanes' states untouched.
-    fn against_portable<const N: usize>(t: Vaes512) {
+    pub(in super::super) fn against_portable<const N: usize, const W: usize>(
+        t: Vaes512,
+        max_lanes: usize,
+        run: Stitched<'_, N, W>,
+        compress: impl Fn(&mut [u32; W], &[[u8; 64]]),
+    ) {
         let cipher = cipher::<N>();
         let key_len = if N == 11 { 16 } else { 32 };
         let mut rng = SplitMix64(0x5c8 + N as u64);
-        for lanes in 1..=8 {
+        for lanes in 1..=max_lanes {
             for (ahead, blocks) in [(0, 1), (13, 2), (51, 0), (51, 1), (51, 5), (0, 4)] {
                 let raw: Vec<[u8; 32]> = rng.blocks(8);
                 let mut keys = LaneKeys::<N>::new();
@@ -299,15 +362,14 @@ mod tests {
                     })
                     .collect();
                 let before = bufs.clone();
-                let start: [[u32; 5]; 8] =
+                let start: [[u32; W]; 8] =
                     core::array::from_fn(|_| core::array::from_fn(|_| rng.next() as u32));
                 let ivs_before: Vec<[u8; 16]> = rng.blocks(lanes);
                 let mut ivs = ivs_before.clone();
                 let mut states = start;
                 {
                     let mut views: Vec<&mut [u8]> = bufs.iter_mut().map(|b| &mut b[..]).collect();
-                    sha1_cbc_x8(
-                        t,
+                    run(
                         &mut states,
                         &keys,
                         &mut ivs,
@@ -328,7 +390,7 @@ mod tests {
                     }
                     let mut want = start[lane];
                     let (whole, _) = before[lane][hash_at..].as_chunks::<64>();
-                    Compress::<Sha1>::compress(&CrateCompress, &mut want, &whole[..blocks]);
+                    compress(&mut want, &whole[..blocks]);
                     assert_eq!(states[lane], want, "{what}: hash state");
                     let range = cbc_at..cbc_at + 64 * blocks;
                     let mut iv = ivs_before[lane];
@@ -356,8 +418,21 @@ mod tests {
         let Some(t) = token("sha1_cbc_x8 against the portable SHA-1 and CBC") else {
             return;
         };
-        against_portable::<11>(t);
-        against_portable::<15>(t);
+        fn sha1(s: &mut [u32; 5], b: &[[u8; 64]]) {
+            Compress::<Sha1>::compress(&CrateCompress, s, b);
+        }
+        against_portable::<11, 5>(
+            t,
+            8,
+            &|s, k, v, b, h, c, n| sha1_cbc_x8(t, s, k, v, b, h, c, n),
+            sha1,
+        );
+        against_portable::<15, 5>(
+            t,
+            8,
+            &|s, k, v, b, h, c, n| sha1_cbc_x8(t, s, k, v, b, h, c, n),
+            sha1,
+        );
     }
 
     /// The stitched loop against the eight-lane hash followed by the CBC

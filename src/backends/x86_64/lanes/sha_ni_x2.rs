@@ -21,6 +21,7 @@ use core::arch::x86_64::*;
 
 use super::super::{ShaNi, block, load, pin_xmm};
 use super::sha256_x16::K;
+use super::words::RoundHook;
 
 /// Each stream's blocks, checked to be at least `blocks` long.
 fn stream_blocks<'a>(data: &[&'a [u8]; 2], blocks: usize) -> [&'a [[u8; 64]]; 2] {
@@ -119,26 +120,23 @@ fn sha1_kernel(states: &mut [[u32; 5]; 2], streams: &[&[[u8; 64]]; 2]) {
     }
 }
 
-#[target_feature(enable = "sha,sse2,ssse3,sse4.1")]
-fn sha256_kernel(states: &mut [[u32; 8]; 2], streams: &[&[[u8; 64]]; 2]) {
-    // Lanes 3..0: A B E F and C D G H.
-    let mut abef: [__m128i; 2] = core::array::from_fn(|i| {
-        let s = states[i].map(|x| x as i32);
-        _mm_set_epi32(s[0], s[1], s[4], s[5])
-    });
-    let mut cdgh: [__m128i; 2] = core::array::from_fn(|i| {
-        let s = states[i].map(|x| x as i32);
-        _mm_set_epi32(s[2], s[3], s[6], s[7])
-    });
-    // Byte-swaps each 32-bit word: W[0] in lane 0.
-    let bswap = _mm_set_epi64x(0x0c0d_0e0f_0809_0a0b, 0x0405_0607_0001_0203);
-    // `b` indexes the blocks of every lane at once.
-    #[allow(clippy::needless_range_loop)]
-    for b in 0..streams[0].len() {
-        let mut w: [[__m128i; 4]; 2] = core::array::from_fn(|i| {
-            core::array::from_fn(|q| _mm_shuffle_epi8(load(block(&streams[i][b], 16 * q)), bswap))
-        });
-        let (abef0, cdgh0) = (abef, cdgh);
+/// One SHA-256 block of two streams (`w`: each stream's message words,
+/// big-endian words already swapped, W[0] in lane 0), their sixteen
+/// groups of four rounds interleaved; `hook` runs after each group (`t`
+/// from 0 to 15 of 16), where `sha256_ni_cbc` places its AES rounds.
+///
+/// Inlined into `#[target_feature]` kernels with SHA-NI and SSSE3, whose
+/// feature context its intrinsics need.
+#[inline(always)]
+pub(super) fn sha256_pair_block(
+    abef: &mut [__m128i; 2],
+    cdgh: &mut [__m128i; 2],
+    mut w: [[__m128i; 4]; 2],
+    hook: &mut impl RoundHook,
+) {
+    // SAFETY: the caller's feature context has SHA-NI and SSSE3.
+    unsafe {
+        let (abef0, cdgh0) = (*abef, *cdgh);
         macro_rules! group {
             ($($g:literal)*) => {$({
                 const G: usize = $g;
@@ -164,6 +162,7 @@ fn sha256_kernel(states: &mut [[u32; 8]; 2], streams: &[&[[u8; 64]]; 2]) {
                     // Keeps the two chains interleaved group by group.
                     pin_xmm(&mut abef[i]);
                 }
+                hook.after_round(G, 16);
             })*};
         }
         group!(0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15);
@@ -171,6 +170,29 @@ fn sha256_kernel(states: &mut [[u32; 8]; 2], streams: &[&[[u8; 64]]; 2]) {
             abef[i] = _mm_add_epi32(abef[i], abef0[i]);
             cdgh[i] = _mm_add_epi32(cdgh[i], cdgh0[i]);
         }
+    }
+}
+
+#[target_feature(enable = "sha,sse2,ssse3,sse4.1")]
+fn sha256_kernel(states: &mut [[u32; 8]; 2], streams: &[&[[u8; 64]]; 2]) {
+    // Lanes 3..0: A B E F and C D G H.
+    let mut abef: [__m128i; 2] = core::array::from_fn(|i| {
+        let s = states[i].map(|x| x as i32);
+        _mm_set_epi32(s[0], s[1], s[4], s[5])
+    });
+    let mut cdgh: [__m128i; 2] = core::array::from_fn(|i| {
+        let s = states[i].map(|x| x as i32);
+        _mm_set_epi32(s[2], s[3], s[6], s[7])
+    });
+    // Byte-swaps each 32-bit word: W[0] in lane 0.
+    let bswap = _mm_set_epi64x(0x0c0d_0e0f_0809_0a0b, 0x0405_0607_0001_0203);
+    // `b` indexes the blocks of every lane at once.
+    #[allow(clippy::needless_range_loop)]
+    for b in 0..streams[0].len() {
+        let w: [[__m128i; 4]; 2] = core::array::from_fn(|i| {
+            core::array::from_fn(|q| _mm_shuffle_epi8(load(block(&streams[i][b], 16 * q)), bswap))
+        });
+        sha256_pair_block(&mut abef, &mut cdgh, w, &mut ());
     }
     for i in 0..2 {
         let (x, y) = (abef[i], cdgh[i]);
