@@ -140,7 +140,7 @@ fn seal_batch_matches_single_record_seal() {
             let mut ivs = Vec::new();
             for s in &sealers {
                 let len = match (few_long, equal) {
-                    (true, _) => 4096 + rng.upto(12288),
+                    (true, _) => 2048 + rng.upto(14336),
                     (false, true) => shared_len,
                     (false, false) => length(&mut rng),
                 };

@@ -11,7 +11,9 @@
 //!   SHA-512), then padding, then CBC encryption of every job (16 VAES
 //!   lanes). Eight or fewer SHA-1 jobs run both in one loop instead
 //!   (`sha1_cbc_x8`: the AES rounds of a few CBC chains between the hash
-//!   rounds), which hides the chains' latency; the CBC of the last bytes,
+//!   rounds), which hides the chains' latency, and where `cpu::Tuning`
+//!   says so, six or fewer SHA-256 jobs run two at a time in such a loop
+//!   over two SHA-NI streams (`sha256_ni_cbc`); the CBC of the last bytes,
 //!   tag and padding follows the HMAC.
 //! - Encrypt-then-MAC: padding, CBC encryption, then the HMAC of every
 //!   job's IV and ciphertext.
@@ -324,11 +326,14 @@ batch_hash!(Sha384, Sha384);
 mod lanes {
     use super::{BatchHash, HashJob, HmacKey, Order, SealLane, SecretTailJob, WINDOW, Window, pad};
     use crate::backends::cpu::Tuning;
+    use crate::backends::portable::CrateCompress;
     use crate::backends::x86_64::aes::{AesNiKey, Schedule};
     use crate::backends::x86_64::lanes::{
-        cbc_aesni_x8, cbc_x16, secret_tail, sha_ni_x2, sha_x8, sha1_cbc_x8, sha1_x16, sha256_x16,
-        sha512_x8,
+        cbc_aesni_x8, cbc_x16, secret_tail, sha_ni_x2, sha_x8, sha1_cbc_x8, sha1_x16,
+        sha256_ni_cbc, sha256_x16, sha512_x8,
     };
+    use crate::backends::x86_64::sha::ShaNiCompress;
+    use crate::backends::x86_64::sha_avx2::Avx2Compress;
     use crate::backends::x86_64::{AesNi, ShaNi, Vaes512};
     use crate::backends::{AesKey, Compressor, with_compressor};
     use crate::primitives::ct_digest::SecretLenPlan;
@@ -365,23 +370,41 @@ mod lanes {
             (_, Cbc::AesNi(_)) => <Sha384 as LaneHash>::pairs_beat_single(count, shortest),
         };
         // Few SHA-1 records sealed MAC-then-encrypt run hash and CBC in one
-        // loop (`seal_sha1_stitched`), which pays from fewer of them. Only
+        // loop (`seal_stitched`), which pays from fewer of them. Only
         // where it was measured (`Tuning::stitched_sha1`) or where the
         // eight-lane hash would run anyway: elsewhere small windows hash
-        // two SHA-NI streams at a time instead.
-        let early = Tuning::get().stitched_sha1;
-        let stitched = kind.order == Order::HashThenCipher
-            && kind.mac == 1
-            && matches!(kind.lanes, Cbc::Vaes(_))
-            && count <= sha1_cbc_x8::LANES
-            && (early || count >= <Sha1 as LaneHash>::MIN_BUSY);
-        let pays = pays
-            || (stitched
-                && early
-                && STITCHED_SHA1
-                    .iter()
-                    .any(|&(j, bytes)| count >= j && shortest >= bytes));
-        (pays, stitched)
+        // two SHA-NI streams at a time instead. SHA-256 windows that would
+        // hash two SHA-NI streams at a time may run their CBC chains in the
+        // same loop, two lanes at a time, where that was measured to pay
+        // (`Tuning::stitched_sha256_ni`).
+        let tuning = Tuning::get();
+        let early = tuning.stitched_sha1;
+        let mte = kind.order == Order::HashThenCipher && matches!(kind.lanes, Cbc::Vaes(_));
+        let sized = |sizes: &[(usize, usize)]| {
+            sizes
+                .iter()
+                .any(|&(j, bytes)| count >= j && shortest >= bytes)
+        };
+        match kind.mac {
+            1 => {
+                let stitched = mte
+                    && count <= <Sha1 as Stitched>::MAX
+                    && (early || count >= <Sha1 as LaneHash>::MIN_BUSY);
+                (
+                    pays || (stitched && early && sized(&STITCHED_SHA1)),
+                    stitched,
+                )
+            }
+            2 => {
+                let stitched = mte
+                    && tuning.stitched_sha256_ni
+                    && count <= <Sha256 as Stitched>::MAX
+                    && sized(&STITCHED_SHA256)
+                    && ShaNi::detect().is_some();
+                (pays || stitched, stitched)
+            }
+            _ => (pays, false),
+        }
     }
 
     /// Runs the window in lanes if its jobs allow it; `false` if not (the
@@ -414,9 +437,11 @@ mod lanes {
         };
         let order = first.order;
         if let (true, Cbc::Vaes(t)) = (stitched, kind.lanes) {
-            match aes_ni_key(first.aes) {
-                AesNiKey::Aes128(..) => seal_sha1_stitched::<11>(t, window),
-                AesNiKey::Aes256(..) => seal_sha1_stitched::<15>(t, window),
+            match (kind.mac, aes_ni_key(first.aes)) {
+                (1, AesNiKey::Aes128(..)) => seal_stitched::<Sha1, 11>(t, window),
+                (1, AesNiKey::Aes256(..)) => seal_stitched::<Sha1, 15>(t, window),
+                (_, AesNiKey::Aes128(..)) => seal_stitched::<Sha256, 11>(t, window),
+                (_, AesNiKey::Aes256(..)) => seal_stitched::<Sha256, 15>(t, window),
             }
             return true;
         }
@@ -433,31 +458,170 @@ mod lanes {
         true
     }
 
-    /// MAC-then-encrypt SHA-1 jobs, eight or fewer: each lane's first
-    /// block is hashed, then its whole blocks after it are hashed and the
-    /// plaintext behind them encrypted in one loop (`sha1_cbc_x8`) while
-    /// two or more lanes have such blocks left; then the rest of the
-    /// hashing as `hash_window` runs it, and the encryption of the rest.
-    fn seal_sha1_stitched<const N: usize>(t: Vaes512, window: &mut Window<'_>)
+    /// A hash whose MAC-then-encrypt lanes run hash and CBC in one loop:
+    /// SHA-1 in eight vector lanes (`sha1_cbc_x8`), SHA-256 two SHA-NI
+    /// streams at a time (`sha256_ni_cbc`).
+    trait Stitched: LaneHash<State: Copy> {
+        /// The most jobs a window may hold.
+        const MAX: usize;
+
+        /// Hashes the first block of each lane below `headed` (`heads`).
+        fn first_blocks(
+            t: Vaes512,
+            states: &mut [Self::State; WINDOW],
+            heads: &[[u8; 64]; WINDOW],
+            headed: usize,
+        );
+
+        /// Hashes and encrypts the `middle[lane]` whole blocks after each
+        /// lane's first (lanes longest first), hashed from `64 - 13` bytes
+        /// into the plaintext and encrypted from its start; returns how
+        /// many blocks of each lane it ran (the rest is left to the
+        /// caller).
+        fn middle<const N: usize>(
+            t: Vaes512,
+            states: &mut [Self::State; WINDOW],
+            keys: &cbc_x16::LaneKeys<N>,
+            ivs: &mut [[u8; 16]; WINDOW],
+            bufs: &mut [&mut [u8]; WINDOW],
+            middle: &[usize; WINDOW],
+        ) -> [usize; WINDOW];
+    }
+
+    impl Stitched for Sha1 {
+        const MAX: usize = sha1_cbc_x8::LANES;
+
+        fn first_blocks(
+            t: Vaes512,
+            states: &mut [[u32; 5]; WINDOW],
+            heads: &[[u8; 64]; WINDOW],
+            headed: usize,
+        ) {
+            const L: usize = sha1_cbc_x8::LANES;
+            // The lanes past `headed` hash a copy of the first, thrown away.
+            let mut s: [[u32; 5]; L] = core::array::from_fn(|l| states[l]);
+            let data: [&[u8]; L] = core::array::from_fn(|l| heads[l.min(headed - 1)].as_slice());
+            sha_x8::sha1_x8(t, &mut s, &data, 1);
+            states[..headed].copy_from_slice(&s[..headed]);
+        }
+
+        fn middle<const N: usize>(
+            t: Vaes512,
+            states: &mut [[u32; 5]; WINDOW],
+            keys: &cbc_x16::LaneKeys<N>,
+            ivs: &mut [[u8; 16]; WINDOW],
+            bufs: &mut [&mut [u8]; WINDOW],
+            middle: &[usize; WINDOW],
+        ) -> [usize; WINDOW] {
+            const L: usize = sha1_cbc_x8::LANES;
+            let b = <Sha1 as HashFunction>::BLOCK_LEN;
+            let mut s: [[u32; 5]; L] = core::array::from_fn(|l| states[l]);
+            let mut done = 0;
+            // Down to one lane the loop is slower than that lane's hash
+            // on SHA-NI followed by its encryption: the last one is left
+            // to `run_group` and `encrypt_all`.
+            let mut active = middle.iter().filter(|&&m| m > 0).count();
+            while active >= 2 {
+                let step = middle[active - 1] - done;
+                let (hash_at, cbc_at) = (b - 13 + b * done, b * done);
+                let (ivs, bufs) = (&mut ivs[..active], &mut bufs[..active]);
+                sha1_cbc_x8::sha1_cbc_x8(t, &mut s, keys, ivs, bufs, hash_at, cbc_at, step);
+                done += step;
+                while active > 0 && middle[active - 1] == done {
+                    active -= 1;
+                }
+            }
+            states[..L].copy_from_slice(&s);
+            core::array::from_fn(|lane| middle[lane].min(done))
+        }
+    }
+
+    impl Stitched for Sha256 {
+        /// From seven lanes on, hashing the pairs first and then encrypting
+        /// all lanes in zmm chains is as fast (`STITCHED_SHA256`).
+        const MAX: usize = 6;
+
+        fn first_blocks(
+            _: Vaes512,
+            states: &mut [[u32; 8]; WINDOW],
+            heads: &[[u8; 64]; WINDOW],
+            headed: usize,
+        ) {
+            let ni = ShaNi::detect().expect("chosen with SHA-NI");
+            for p in 0..headed.div_ceil(2) {
+                let (a, b) = (2 * p, (2 * p + 1).min(headed - 1));
+                let mut s = [states[a], states[b]];
+                sha_ni_x2::sha256_x2(ni, &mut s, &[&heads[a], &heads[b]], 1);
+                [states[a], states[b]] = s;
+            }
+        }
+
+        fn middle<const N: usize>(
+            t: Vaes512,
+            states: &mut [[u32; 8]; WINDOW],
+            keys: &cbc_x16::LaneKeys<N>,
+            ivs: &mut [[u8; 16]; WINDOW],
+            bufs: &mut [&mut [u8]; WINDOW],
+            middle: &[usize; WINDOW],
+        ) -> [usize; WINDOW] {
+            let ni = ShaNi::detect().expect("chosen with SHA-NI");
+            let b = <Sha256 as HashFunction>::BLOCK_LEN;
+            // Pair by pair, longest first: each pair runs to the end of its
+            // longer lane, one lane alone after the shorter ends (still
+            // faster than its hash followed by its encryption: the loop
+            // runs at about the speed of the CBC chain).
+            for (p, ((states, ivs), bufs)) in states
+                .chunks_exact_mut(2)
+                .zip(ivs.chunks_exact_mut(2))
+                .zip(bufs.chunks_exact_mut(2))
+                .enumerate()
+            {
+                let mut done = 0;
+                let mut active = middle[2 * p..2 * p + 2].iter().filter(|&&m| m > 0).count();
+                while active >= 1 {
+                    let step = middle[2 * p + active - 1] - done;
+                    let (hash_at, cbc_at) = (b - 13 + b * done, b * done);
+                    let mut pair = [states[0], states[1]];
+                    let (ivs, bufs) = (&mut ivs[..active], &mut bufs[..active]);
+                    sha256_ni_cbc::sha256_ni_cbc(
+                        t, ni, &mut pair, keys, p, ivs, bufs, hash_at, cbc_at, step,
+                    );
+                    states.copy_from_slice(&pair);
+                    done += step;
+                    active -= 1;
+                }
+            }
+            *middle
+        }
+    }
+
+    /// MAC-then-encrypt jobs whose hash is [`Stitched`], at most its
+    /// `MAX`: each lane's first block is hashed, then its whole blocks
+    /// after it are hashed and the plaintext behind them encrypted in one
+    /// loop; then the rest of the hashing as `hash_window` runs it, and
+    /// the encryption of the rest.
+    fn seal_stitched<H: Stitched, const N: usize>(t: Vaes512, window: &mut Window<'_>)
     where
         Aes: KeySize<N>,
+        CrateCompress: Compress<H>,
+        ShaNiCompress: Compress<H>,
+        Avx2Compress: Compress<H>,
     {
-        const L: usize = sha1_cbc_x8::LANES;
-        let b = <Sha1 as HashFunction>::BLOCK_LEN;
+        let b = <H as HashFunction>::BLOCK_LEN;
         let (order, lanes, rank) = longest_first(window, |_, j| j.plaintext_len);
-        debug_assert!(lanes <= L);
+        debug_assert!(lanes <= H::MAX);
         let mut keys = cbc_x16::LaneKeys::<N>::new();
-        let mut ivs = [[0u8; 16]; L];
-        let mut states = [<Sha1 as HashFunction>::ZERO_STATE; L];
-        let mut heads = [[0u8; 64]; L];
+        let mut ivs = [[0u8; 16]; WINDOW];
+        let mut states = [<H as HashFunction>::ZERO_STATE; WINDOW];
+        let mut heads = [[0u8; 64]; WINDOW];
         // Whole blocks after the first: hashed and encrypted together.
-        let mut middle = [0usize; L];
+        let mut middle = [0usize; WINDOW];
         let mut headed = 0;
         for (lane, &i) in order[..lanes].iter().enumerate() {
             let job = window[i].as_ref().expect("a job per lane");
             keys.set_lane(lane, Aes::schedule(aes_ni_key(job.aes)));
             ivs[lane] = job.iv;
-            let s = Sha1::states(job.mac.states()).expect("one kind per window");
+            let s = H::states(job.mac.states()).expect("one kind per window");
             states[lane] = s.inner;
             let msg = 13 + job.plaintext_len;
             if msg >= b {
@@ -468,57 +632,37 @@ mod lanes {
             }
         }
         if headed > 0 {
-            // The lanes past `headed` hash a copy of the first, thrown away.
-            let mut s = states;
-            let data: [&[u8]; L] = core::array::from_fn(|l| heads[l.min(headed - 1)].as_slice());
-            sha_x8::sha1_x8(t, &mut s, &data, 1);
-            states[..headed].copy_from_slice(&s[..headed]);
+            H::first_blocks(t, &mut states, &heads, headed);
         }
-        let mut done = 0;
-        {
-            let mut bufs: [&mut [u8]; L] = Default::default();
+        let stitched = {
+            let mut bufs: [&mut [u8]; WINDOW] = Default::default();
             for (i, job) in window.iter_mut().enumerate() {
                 if let Some(job) = job {
                     bufs[rank[i]] = &mut job.buf[..];
                 }
             }
-            // Down to one lane the loop is slower than that lane's hash
-            // on SHA-NI followed by its encryption: the last one is left
-            // to `run_group` and `encrypt_all`.
-            let mut active = middle.iter().filter(|&&m| m > 0).count();
-            while active >= 2 {
-                let step = middle[active - 1] - done;
-                let (hash_at, cbc_at) = (b - 13 + b * done, b * done);
-                let (ivs, bufs) = (&mut ivs[..active], &mut bufs[..active]);
-                sha1_cbc_x8::sha1_cbc_x8(t, &mut states, &keys, ivs, bufs, hash_at, cbc_at, step);
-                done += step;
-                while active > 0 && middle[active - 1] == done {
-                    active -= 1;
-                }
-            }
-        }
-        // Whole blocks after the first hashed and encrypted by the loop.
-        let stitched = |lane: usize| middle[lane].min(done);
+            H::middle(t, &mut states, &keys, &mut ivs, &mut bufs, &middle)
+        };
         // The rest of the hashing, as `hash_window` would from here.
         let mut from = [0usize; WINDOW];
         {
-            let mut jobs: [Option<HashJob<'_, Sha1>>; WINDOW] = Default::default();
-            let mut lane_of: [Option<Lane<'_, Sha1>>; WINDOW] = core::array::from_fn(|_| None);
-            let mut state = [<Sha1 as HashFunction>::ZERO_STATE; WINDOW];
+            let mut jobs: [Option<HashJob<'_, H>>; WINDOW] = Default::default();
+            let mut lane_of: [Option<Lane<'_, H>>; WINDOW] = core::array::from_fn(|_| None);
+            let mut state = [<H as HashFunction>::ZERO_STATE; WINDOW];
             let mut compressor = None;
             for (i, job) in window.iter_mut().enumerate() {
                 let Some(job) = job else { continue };
                 let lane = rank[i];
                 job.iv = ivs[lane];
-                from[i] = b * stitched(lane);
+                from[i] = b * stitched[lane];
                 compressor = Some(*job.mac.compressor());
                 let m = job.mac.output_len();
-                let s = Sha1::states(job.mac.states()).expect("one kind per window");
+                let s = H::states(job.mac.states()).expect("one kind per window");
                 let (data, rest) = job.buf.split_at_mut(job.plaintext_len);
                 let data = &*data;
                 state[lane] = states[lane];
                 if 13 + data.len() >= b {
-                    Lane::past_in(&mut lane_of[lane], data, stitched(lane));
+                    Lane::past_in(&mut lane_of[lane], data, stitched[lane]);
                 } else {
                     Lane::new_in(&mut lane_of[lane], &job.header, data, true);
                 }
@@ -530,7 +674,7 @@ mod lanes {
                     engine: None,
                 });
             }
-            let mut group: [Option<&mut HashJob<'_, Sha1>>; WINDOW] = Default::default();
+            let mut group: [Option<&mut HashJob<'_, H>>; WINDOW] = Default::default();
             for (slot, job) in group.iter_mut().zip(jobs.iter_mut()) {
                 *slot = job.as_mut();
             }
@@ -582,7 +726,25 @@ mod lanes {
     /// 16 KiB 1.35x, of 2 KiB 1.09x; four of 768 bytes 1.18x.
     const STITCHED_SHA1: [(usize, usize); 4] = [(3, 2048), (4, 768), (5, 512), (6, 0)];
 
-    const _: () = assert!(STITCHED_SHA1[0].0 >= super::FEWEST_LANES);
+    /// Where `Tuning::stitched_sha256_ni` holds, (jobs, shortest record in
+    /// bytes) from which MAC-then-encrypt SHA-256 jobs, at most six, take
+    /// the stitched pairs (`sha256_ni_cbc`). Measured on AMD family 0x19
+    /// model 0x11 (Zen 4), 3 alternating runs: against one by one, three
+    /// of 16 KiB 1.28x, of 4 KiB 1.12-1.24x, of 2 KiB 0.97-1.04x (a pair
+    /// and a lone lane, which costs as much as a pair); four of 768 bytes
+    /// 1.15x, of 512 bytes 1.00-1.08x. Against the lanes hashed in SHA-NI
+    /// pairs and then encrypted in zmm chains: four of 16 KiB 2.59-2.61
+    /// against 2.05-2.13 GB/s, of 1408 bytes 1.68-1.74 against 1.21-1.23
+    /// (there the lanes lost to one by one); six of 16 KiB 6.3 against
+    /// 6.9-7.9 us a record, of 1 KiB 650-680 against 663-767 ns; eight of
+    /// 16 KiB 2.59-2.64 GB/s either way, of 1408 bytes 1.76-1.92 against
+    /// 1.85-1.98: from seven records on the CBC lanes after the hash cost
+    /// less than a pair's chains beside its hash.
+    const STITCHED_SHA256: [(usize, usize); 2] = [(3, 4096), (4, 768)];
+
+    const _: () = assert!(
+        STITCHED_SHA1[0].0 >= super::FEWEST_LANES && STITCHED_SHA256[0].0 >= super::FEWEST_LANES
+    );
 
     /// The CBC lane kernel a window runs on.
     #[derive(Clone, Copy)]
