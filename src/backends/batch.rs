@@ -729,10 +729,11 @@ mod lanes {
     /// Where `Tuning::stitched_sha256_ni` holds, (jobs, shortest record in
     /// bytes) from which MAC-then-encrypt SHA-256 jobs, at most six, take
     /// the stitched pairs (`sha256_ni_cbc`). Measured on AMD family 0x19
-    /// model 0x11 (Zen 4), 3 alternating runs: against one by one, three
-    /// of 16 KiB 1.28x, of 4 KiB 1.12-1.24x, of 2 KiB 0.97-1.04x (a pair
-    /// and a lone lane, which costs as much as a pair); four of 768 bytes
-    /// 1.15x, of 512 bytes 1.00-1.08x. Against the lanes hashed in SHA-NI
+    /// model 0x11 (Zen 4), 2 or 3 alternating runs: against one by one,
+    /// three of 16 KiB 1.28x, of 4 KiB 1.12-1.24x, of 2 KiB 0.97-1.04x (a
+    /// pair and a lone lane, which costs as much as a pair); four of 1 KiB
+    /// 1.03-1.18x, of 768 bytes 0.93-1.15x; six of 768 bytes 1.27-1.30x,
+    /// of 512 bytes 0.95-1.05x. Against the lanes hashed in SHA-NI
     /// pairs and then encrypted in zmm chains: four of 16 KiB 2.59-2.61
     /// against 2.05-2.13 GB/s, of 1408 bytes 1.68-1.74 against 1.21-1.23
     /// (there the lanes lost to one by one); six of 16 KiB 6.3 against
@@ -740,7 +741,7 @@ mod lanes {
     /// 16 KiB 2.59-2.64 GB/s either way, of 1408 bytes 1.76-1.92 against
     /// 1.85-1.98: from seven records on the CBC lanes after the hash cost
     /// less than a pair's chains beside its hash.
-    const STITCHED_SHA256: [(usize, usize); 2] = [(3, 4096), (4, 768)];
+    const STITCHED_SHA256: [(usize, usize); 3] = [(3, 4096), (4, 1024), (6, 768)];
 
     const _: () = assert!(
         STITCHED_SHA1[0].0 >= super::FEWEST_LANES && STITCHED_SHA256[0].0 >= super::FEWEST_LANES

@@ -49,10 +49,10 @@ fn cpu_bits() -> u32 {
 /// Kernel choices that depend on which CPU this is, not only on its
 /// features: one table, consulted at this one place.
 ///
-/// | CPU (CPUID vendor, family, model) | MAC-then-encrypt open, public prefix | SHA-384/512 (where AVX-512 is allowed) | SHA-1/SHA-256 batches of 3 jobs up to the lane kernels' crossover | the SHA-1/SHA-256 lane kernels (AVX-512) | stitched SHA-1 seal lanes (`STITCHED_SHA1`) |
+/// | CPU (CPUID vendor, family, model) | MAC-then-encrypt open, public prefix | SHA-384/512 (where AVX-512 is allowed) | SHA-1/SHA-256 batches of 3 jobs up to the lane kernels' crossover | the SHA-1/SHA-256 lane kernels (AVX-512) | stitched seal lanes (SHA-1: `STITCHED_SHA1`; SHA-256: `STITCHED_SHA256`) |
 /// |---|---|---|---|---|---|
 /// | AMD family 0x19, models 0x00-0x0F and 0x20-0x5F (Zen 3: no AVX-512) | SHA-1/SHA-256: AES-NI decryption fused with SHA-NI; SHA-384: the whole prefix decrypted, then hashed (see below) | (no AVX-512) AVX2 schedule, BMI2 rounds, two-block loop (model 1: SHA-384 at 16 KiB 0.81-0.95x OpenSSL, one block at a time 0.69-0.72x) | in lanes: eight AES-NI CBC lanes, hashed two streams at a time on SHA-NI (model 1: two streams hash 1.80x as fast as one for SHA-1, 1.59x for SHA-256) | (no AVX-512) | (no AVX-512) |
-/// | AMD family 0x19, other models (Zen 4) | VAES-512 decryption fused with SHA-NI | AVX-512VL schedule and split rounds (6-7% faster than AVX2 there, the split rounds about 5% more), one block at a time (see below) | in lanes, hashed two streams at a time on SHA-NI (model 0x11: two streams hash 1.75x as fast as one for SHA-1, 1.62x for SHA-256) | from 5 busy lanes (SHA-1) and 14 (SHA-256): 512-bit instructions run as two halves (see below) | from 3 records (model 0x11: three of 16 KiB 1.35x one by one, four of 16 KiB 1.73x against 1.44x for two SHA-NI streams, four of 768 bytes 1.18x) |
+/// | AMD family 0x19, other models (Zen 4) | VAES-512 decryption fused with SHA-NI | AVX-512VL schedule and split rounds (6-7% faster than AVX2 there, the split rounds about 5% more), one block at a time (see below) | in lanes, hashed two streams at a time on SHA-NI (model 0x11: two streams hash 1.75x as fast as one for SHA-1, 1.62x for SHA-256) | from 5 busy lanes (SHA-1) and 14 (SHA-256): 512-bit instructions run as two halves (see below) | from 3 records (model 0x11: three of 16 KiB 1.35x one by one, four of 16 KiB 1.73x against 1.44x for two SHA-NI streams, four of 768 bytes 1.18x); SHA-256 two lanes at a time on SHA-NI, 3 to 6 records (see below) |
 /// | AMD family 0x1A (Zen 5) and later | VAES-512 decryption fused with SHA-NI | AVX2 schedule, BMI2 rounds (SHA-384 at 16 KiB: 1.06 GB/s against 0.75-0.77 GB/s for the AVX-512VL kernel), one block at a time (see below) | in lanes, hashed two streams at a time on SHA-NI (model 2: two streams hash 1.8x as fast as one for SHA-1, 1.5x for SHA-256) | from the sixteen-lane crossover (not measured there) | from 5 records (not measured there) |
 /// | Intel | SHA-1/SHA-256: AES-NI decryption fused with SHA-NI; SHA-384: the whole prefix decrypted, then hashed (see below) | AVX-512VL schedule and split rounds (family 6 model 0xCF: SHA-384 at 16 KiB 0.94x OpenSSL against 0.84x for AVX2, medians of 6 alternating runs; model 0xA7: 0.98-1.01x against 0.98-1.03x, a tie) | one record at a time (family 6 models 0xCF and 0xA7: two streams hash only 1.2x as fast as one, less than the stitched single seal gains) | from 4 busy lanes (SHA-1) and 6 (SHA-256) on the eight-lane kernels (model 0xA7: an eight-lane call costs 0.67-0.71 of a sixteen-lane one; see below) | from 3 records (model 0xA7) |
 /// | any other | AES-NI decryption fused with SHA-NI | AVX-512VL schedule and split rounds | one record at a time | from the sixteen-lane crossover | from 5 records |
@@ -100,7 +100,7 @@ fn cpu_bits() -> u32 {
 /// MAC-then-encrypt run two at a time with their CBC chains in the loop of
 /// the SHA-NI rounds: two lanes of 16 KiB 1.71-1.75x the pair's hash
 /// followed by the CBC lanes, four 1.24x (`stitched_against_separate`);
-/// four records of 16 KiB sealed 1.72-1.87x one by one against 1.34-1.42x
+/// four records of 16 KiB sealed 1.72-1.87x one by one against 1.34-1.50x
 /// with the hash first (3 alternating runs). Not measured elsewhere, so
 /// enabled on Zen 4 only.
 ///

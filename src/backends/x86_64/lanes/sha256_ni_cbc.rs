@@ -11,10 +11,10 @@
 //! idle. Measured on AMD family 0x19 model 0x11 (Zen 4) by
 //! `stitched_against_separate`, 16 KiB per lane: two lanes 1.71-1.75x the
 //! pair's hash followed by the CBC lanes, and four lanes as two calls
-//! 1.3x (the loop runs at about the speed of the CBC chain alone). One
-//! loop over two pairs with four chains was slower than two calls (it ran
-//! 1.11-1.15x the separate form): the second pair's registers crowd the
-//! sixteen xmm registers the SHA-NI instructions can address.
+//! 1.24-1.25x (the loop runs at about the speed of the CBC chains alone).
+//! One loop over two pairs with four chains was slower than two calls (it
+//! ran 1.10-1.15x the separate form): the second pair's registers crowd
+//! the sixteen xmm registers the SHA-NI instructions can address.
 //! `cpu::Tuning::stitched_sha256_ni` enables the loop where it was
 //! measured.
 //!
