@@ -400,7 +400,7 @@ mod lanes {
                     && tuning.stitched_sha256_ni
                     && count <= <Sha256 as Stitched>::MAX
                     && sized(&STITCHED_SHA256)
-                    && ShaNi::detect().is_some();
+                    && <Sha256 as Stitched>::features().is_some();
                 (pays || stitched, stitched)
             }
             _ => (pays, false),
@@ -437,13 +437,15 @@ mod lanes {
         };
         let order = first.order;
         if let (true, Cbc::Vaes(t)) = (stitched, kind.lanes) {
-            match (kind.mac, aes_ni_key(first.aes)) {
+            let sealed = match (kind.mac, aes_ni_key(first.aes)) {
                 (1, AesNiKey::Aes128(..)) => seal_stitched::<Sha1, 11>(t, window),
                 (1, AesNiKey::Aes256(..)) => seal_stitched::<Sha1, 15>(t, window),
                 (_, AesNiKey::Aes128(..)) => seal_stitched::<Sha256, 11>(t, window),
                 (_, AesNiKey::Aes256(..)) => seal_stitched::<Sha256, 15>(t, window),
+            };
+            if sealed {
+                return true;
             }
-            return true;
         }
         let none = [0; WINDOW];
         if order == Order::CipherThenHash {
@@ -465,9 +467,16 @@ mod lanes {
         /// The most jobs a window may hold.
         const MAX: usize;
 
+        /// What the loop needs beyond VAES-512 (`()` for nothing).
+        type Features: Copy;
+
+        /// Those features, if this CPU has them.
+        fn features() -> Option<Self::Features>;
+
         /// Hashes the first block of each lane below `headed` (`heads`).
         fn first_blocks(
             t: Vaes512,
+            f: Self::Features,
             states: &mut [Self::State; WINDOW],
             heads: &[[u8; 64]; WINDOW],
             headed: usize,
@@ -480,6 +489,7 @@ mod lanes {
         /// caller).
         fn middle<const N: usize>(
             t: Vaes512,
+            f: Self::Features,
             states: &mut [Self::State; WINDOW],
             keys: &cbc_x16::LaneKeys<N>,
             ivs: &mut [[u8; 16]; WINDOW],
@@ -491,8 +501,15 @@ mod lanes {
     impl Stitched for Sha1 {
         const MAX: usize = sha1_cbc_x8::LANES;
 
+        type Features = ();
+
+        fn features() -> Option<()> {
+            Some(())
+        }
+
         fn first_blocks(
             t: Vaes512,
+            _: (),
             states: &mut [[u32; 5]; WINDOW],
             heads: &[[u8; 64]; WINDOW],
             headed: usize,
@@ -507,6 +524,7 @@ mod lanes {
 
         fn middle<const N: usize>(
             t: Vaes512,
+            _: (),
             states: &mut [[u32; 5]; WINDOW],
             keys: &cbc_x16::LaneKeys<N>,
             ivs: &mut [[u8; 16]; WINDOW],
@@ -541,13 +559,19 @@ mod lanes {
         /// all lanes in zmm chains is as fast (`STITCHED_SHA256`).
         const MAX: usize = 6;
 
+        type Features = ShaNi;
+
+        fn features() -> Option<ShaNi> {
+            ShaNi::detect()
+        }
+
         fn first_blocks(
             _: Vaes512,
+            ni: ShaNi,
             states: &mut [[u32; 8]; WINDOW],
             heads: &[[u8; 64]; WINDOW],
             headed: usize,
         ) {
-            let ni = ShaNi::detect().expect("chosen with SHA-NI");
             for p in 0..headed.div_ceil(2) {
                 let (a, b) = (2 * p, (2 * p + 1).min(headed - 1));
                 let mut s = [states[a], states[b]];
@@ -558,13 +582,13 @@ mod lanes {
 
         fn middle<const N: usize>(
             t: Vaes512,
+            ni: ShaNi,
             states: &mut [[u32; 8]; WINDOW],
             keys: &cbc_x16::LaneKeys<N>,
             ivs: &mut [[u8; 16]; WINDOW],
             bufs: &mut [&mut [u8]; WINDOW],
             middle: &[usize; WINDOW],
         ) -> [usize; WINDOW] {
-            let ni = ShaNi::detect().expect("chosen with SHA-NI");
             let b = <Sha256 as HashFunction>::BLOCK_LEN;
             // Pair by pair, longest first: each pair runs to the end of its
             // longer lane, one lane alone after the shorter ends (still
@@ -599,14 +623,18 @@ mod lanes {
     /// `MAX`: each lane's first block is hashed, then its whole blocks
     /// after it are hashed and the plaintext behind them encrypted in one
     /// loop; then the rest of the hashing as `hash_window` runs it, and
-    /// the encryption of the rest.
-    fn seal_stitched<H: Stitched, const N: usize>(t: Vaes512, window: &mut Window<'_>)
+    /// the encryption of the rest. `false` if this CPU lacks the loop's
+    /// [`Stitched::Features`] (then nothing was done).
+    fn seal_stitched<H: Stitched, const N: usize>(t: Vaes512, window: &mut Window<'_>) -> bool
     where
         Aes: KeySize<N>,
         CrateCompress: Compress<H>,
         ShaNiCompress: Compress<H>,
         Avx2Compress: Compress<H>,
     {
+        let Some(f) = H::features() else {
+            return false;
+        };
         let b = <H as HashFunction>::BLOCK_LEN;
         let (order, lanes, rank) = longest_first(window, |_, j| j.plaintext_len);
         debug_assert!(lanes <= H::MAX);
@@ -632,7 +660,7 @@ mod lanes {
             }
         }
         if headed > 0 {
-            H::first_blocks(t, &mut states, &heads, headed);
+            H::first_blocks(t, f, &mut states, &heads, headed);
         }
         let stitched = {
             let mut bufs: [&mut [u8]; WINDOW] = Default::default();
@@ -641,7 +669,7 @@ mod lanes {
                     bufs[rank[i]] = &mut job.buf[..];
                 }
             }
-            H::middle(t, &mut states, &keys, &mut ivs, &mut bufs, &middle)
+            H::middle(t, f, &mut states, &keys, &mut ivs, &mut bufs, &middle)
         };
         // The rest of the hashing, as `hash_window` would from here.
         let mut from = [0usize; WINDOW];
@@ -690,6 +718,7 @@ mod lanes {
         }
         pad_all(window);
         encrypt_all(Cbc::Vaes(t), window, &from);
+        true
     }
 
     /// The window's jobs in lane order, longest first by `len(slot, job)`

@@ -29,7 +29,7 @@ use core::arch::x86_64::*;
 
 use super::super::{ShaNi, Vaes512};
 use super::cbc_x16::LaneKeys;
-use super::sha_ni_x2::sha256_pair_block;
+use super::sha_ni_x2::{sha256_pair_block, sha256_pair_in, sha256_pair_out};
 use super::sha1_cbc_x8::{Chains, lane_pointers};
 
 /// The most lanes a call takes.
@@ -93,15 +93,7 @@ unsafe fn kernel<const N: usize>(
     step: [usize; 8],
     blocks: usize,
 ) {
-    // Lanes 3..0 of each stream: A B E F and C D G H.
-    let mut abef: [__m128i; 2] = core::array::from_fn(|i| {
-        let s = states[i].map(|x| x as i32);
-        _mm_set_epi32(s[0], s[1], s[4], s[5])
-    });
-    let mut cdgh: [__m128i; 2] = core::array::from_fn(|i| {
-        let s = states[i].map(|x| x as i32);
-        _mm_set_epi32(s[2], s[3], s[6], s[7])
-    });
+    let (mut abef, mut cdgh) = sha256_pair_in(states);
     // Byte-swaps each 32-bit word: W[0] in lane 0.
     let bswap = _mm_set_epi64x(0x0c0d_0e0f_0809_0a0b, 0x0405_0607_0001_0203);
     let mut chains = Chains::<N, 1>::new(keys, pair, ivs);
@@ -118,19 +110,7 @@ unsafe fn kernel<const N: usize>(
         chains.at(&cbc, &step, b);
         sha256_pair_block(&mut abef, &mut cdgh, w, &mut chains);
     }
-    for i in 0..2 {
-        let (x, y) = (abef[i], cdgh[i]);
-        states[i] = [
-            _mm_extract_epi32::<3>(x) as u32,
-            _mm_extract_epi32::<2>(x) as u32,
-            _mm_extract_epi32::<3>(y) as u32,
-            _mm_extract_epi32::<2>(y) as u32,
-            _mm_extract_epi32::<1>(x) as u32,
-            _mm_extract_epi32::<0>(x) as u32,
-            _mm_extract_epi32::<1>(y) as u32,
-            _mm_extract_epi32::<0>(y) as u32,
-        ];
-    }
+    sha256_pair_out(abef, cdgh, states);
     chains.store(ivs);
 }
 

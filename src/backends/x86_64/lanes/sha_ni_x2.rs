@@ -173,17 +173,47 @@ pub(super) fn sha256_pair_block(
     }
 }
 
+/// Two SHA-256 states as the SHA-NI rounds hold them: A B E F and C D G H
+/// in lanes 3..0 of two registers per stream.
+///
+/// Inlined into `#[target_feature]` kernels with SSE4.1, as
+/// [`sha256_pair_out`].
+#[inline(always)]
+pub(super) fn sha256_pair_in(states: &[[u32; 8]; 2]) -> ([__m128i; 2], [__m128i; 2]) {
+    let lanes = |i: usize, [a, b, c, d]: [usize; 4]| {
+        let s = states[i].map(|x| x as i32);
+        // SAFETY: SSE2, part of x86_64.
+        unsafe { _mm_set_epi32(s[a], s[b], s[c], s[d]) }
+    };
+    (
+        core::array::from_fn(|i| lanes(i, [0, 1, 4, 5])),
+        core::array::from_fn(|i| lanes(i, [2, 3, 6, 7])),
+    )
+}
+
+/// The inverse of [`sha256_pair_in`], into `states`.
+#[inline(always)]
+pub(super) fn sha256_pair_out(abef: [__m128i; 2], cdgh: [__m128i; 2], states: &mut [[u32; 8]; 2]) {
+    for (state, (x, y)) in states.iter_mut().zip(abef.into_iter().zip(cdgh)) {
+        // SAFETY: the caller's feature context has SSE4.1.
+        *state = unsafe {
+            [
+                _mm_extract_epi32::<3>(x) as u32,
+                _mm_extract_epi32::<2>(x) as u32,
+                _mm_extract_epi32::<3>(y) as u32,
+                _mm_extract_epi32::<2>(y) as u32,
+                _mm_extract_epi32::<1>(x) as u32,
+                _mm_extract_epi32::<0>(x) as u32,
+                _mm_extract_epi32::<1>(y) as u32,
+                _mm_extract_epi32::<0>(y) as u32,
+            ]
+        };
+    }
+}
+
 #[target_feature(enable = "sha,sse2,ssse3,sse4.1")]
 fn sha256_kernel(states: &mut [[u32; 8]; 2], streams: &[&[[u8; 64]]; 2]) {
-    // Lanes 3..0: A B E F and C D G H.
-    let mut abef: [__m128i; 2] = core::array::from_fn(|i| {
-        let s = states[i].map(|x| x as i32);
-        _mm_set_epi32(s[0], s[1], s[4], s[5])
-    });
-    let mut cdgh: [__m128i; 2] = core::array::from_fn(|i| {
-        let s = states[i].map(|x| x as i32);
-        _mm_set_epi32(s[2], s[3], s[6], s[7])
-    });
+    let (mut abef, mut cdgh) = sha256_pair_in(states);
     // Byte-swaps each 32-bit word: W[0] in lane 0.
     let bswap = _mm_set_epi64x(0x0c0d_0e0f_0809_0a0b, 0x0405_0607_0001_0203);
     // `b` indexes the blocks of every lane at once.
@@ -194,19 +224,7 @@ fn sha256_kernel(states: &mut [[u32; 8]; 2], streams: &[&[[u8; 64]]; 2]) {
         });
         sha256_pair_block(&mut abef, &mut cdgh, w, &mut ());
     }
-    for i in 0..2 {
-        let (x, y) = (abef[i], cdgh[i]);
-        states[i] = [
-            _mm_extract_epi32::<3>(x) as u32,
-            _mm_extract_epi32::<2>(x) as u32,
-            _mm_extract_epi32::<3>(y) as u32,
-            _mm_extract_epi32::<2>(y) as u32,
-            _mm_extract_epi32::<1>(x) as u32,
-            _mm_extract_epi32::<0>(x) as u32,
-            _mm_extract_epi32::<1>(y) as u32,
-            _mm_extract_epi32::<0>(y) as u32,
-        ];
-    }
+    sha256_pair_out(abef, cdgh, states);
 }
 
 #[cfg(test)]
