@@ -114,9 +114,9 @@ fn seal_batch_matches_single_record_seal() {
                 _ => 1 + rng.below(40),
             };
             // Few long records of one kind: the lanes hashed two streams at
-            // a time, or in the eight-lane kernels, on CPUs where that
-            // beats one by one.
-            let few_long = matches!(round, 2 | 6..=9) || rng.below(8) == 0;
+            // a time, or in the eight-lane kernels, or two records in the
+            // stitched pair loop, on CPUs where that beats one by one.
+            let few_long = matches!(round, 1 | 2 | 6..=9) || rng.below(8) == 0;
             // Few kinds in some batches (full lanes), many in others.
             let kinds = if few_long {
                 1

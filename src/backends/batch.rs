@@ -46,6 +46,11 @@ pub(crate) const WINDOW: usize = 16;
 /// window.
 pub(crate) const FEWEST_LANES: usize = 3;
 
+/// The same for sealing, where two MAC-then-encrypt SHA-256 records may
+/// run hash and CBC chains in one loop (`Tuning::stitched_sha256_ni`);
+/// [`seal_may_pay`] turns away the windows that would not.
+pub(crate) const FEWEST_SEAL_LANES: usize = 2;
+
 /// Which comes first.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Order {
@@ -758,9 +763,12 @@ mod lanes {
     /// Where `Tuning::stitched_sha256_ni` holds, (jobs, shortest record in
     /// bytes) from which MAC-then-encrypt SHA-256 jobs, at most six, take
     /// the stitched pairs (`sha256_ni_cbc`). Measured on AMD family 0x19
-    /// model 0x11 (Zen 4), 2 or 3 alternating runs: against one by one,
-    /// three of 16 KiB 1.28x, of 4 KiB 1.12-1.24x, of 2 KiB 0.97-1.04x (a
-    /// pair and a lone lane, which costs as much as a pair); four of 1 KiB
+    /// model 0x11 (Zen 4), 2 to 4 alternating runs: against one by one,
+    /// two of 16 KiB 1.72-1.82x, of 4 KiB 1.29-1.52x, of 2 KiB 1.31-1.33x,
+    /// of 1408 bytes 1.10-1.22x, of 1 KiB 1.00-1.04x, of 512 bytes 0.82x;
+    /// three of 16 KiB 1.28x, of 4 KiB 1.12-1.29x, of 2 KiB 0.97-1.16x,
+    /// of 1408 bytes 1.05-1.09x (a pair and a lone lane, which costs as
+    /// much as a pair); five of 1408 bytes 1.22-1.27x; four of 1 KiB
     /// 1.03-1.18x, of 768 bytes 0.93-1.15x; six of 768 bytes 1.27-1.30x,
     /// of 512 bytes 0.95-1.05x. Against the lanes hashed in SHA-NI
     /// pairs and then encrypted in zmm chains: four of 16 KiB 2.59-2.61
@@ -770,10 +778,11 @@ mod lanes {
     /// 16 KiB 2.59-2.64 GB/s either way, of 1408 bytes 1.76-1.92 against
     /// 1.85-1.98: from seven records on the CBC lanes after the hash cost
     /// less than a pair's chains beside its hash.
-    const STITCHED_SHA256: [(usize, usize); 3] = [(3, 4096), (4, 1024), (6, 768)];
+    const STITCHED_SHA256: [(usize, usize); 3] = [(2, 1408), (4, 1024), (6, 768)];
 
     const _: () = assert!(
-        STITCHED_SHA1[0].0 >= super::FEWEST_LANES && STITCHED_SHA256[0].0 >= super::FEWEST_LANES
+        STITCHED_SHA1[0].0 >= super::FEWEST_LANES
+            && STITCHED_SHA256[0].0 >= super::FEWEST_SEAL_LANES
     );
 
     /// The CBC lane kernel a window runs on.

@@ -17,13 +17,13 @@
 //! [`Sealer::seal_in_place_with_iv`]) would seal it. Each record has its
 //! own result; a record with bad lengths gets its typed error and does not
 //! affect the others. Nothing allocates: the caller owns the job slice and
-//! the buffers, lane state lives on the stack. A batch of one or two
-//! records, too few to share lanes, runs the single-record seal directly,
-//! so it costs what that does; so does a window of records too few or too
-//! short for this CPU's lanes, without building the lanes.
+//! the buffers, lane state lives on the stack. A batch of one record runs
+//! the single-record seal directly, so it costs what that does; so does a
+//! window of records too few or too short for this CPU's lanes (on most
+//! CPUs, any window of two), without building the lanes.
 
 use super::Sealer;
-use crate::backends::batch::{self, FEWEST_LANES, WINDOW, Window};
+use crate::backends::batch::{self, FEWEST_SEAL_LANES, WINDOW, Window};
 use crate::error::Error;
 
 /// One record of a [`Sealer::seal_many_in_place`] call: its buffer (laid
@@ -169,7 +169,7 @@ impl core::fmt::Debug for SealJob<'_> {
 pub fn seal_batch(jobs: &mut [SealJob<'_>]) {
     // Too few jobs to share lanes (a public count): single seals, without
     // grouping or the window.
-    if jobs.len() < FEWEST_LANES {
+    if jobs.len() < FEWEST_SEAL_LANES {
         for job in jobs {
             let (sealer, r) = (&mut *job.sealer, &mut job.record);
             r.result = Some(sealer.check_job(r.buf, r.plaintext_len, r.iv).map(|()| {
@@ -318,7 +318,7 @@ impl Sealer {
             };
         }
         // TLS 1.0, or too few records to share lanes: one after another.
-        if self.chains() || records.len() < FEWEST_LANES {
+        if self.chains() || records.len() < FEWEST_SEAL_LANES {
             for (i, r) in records.iter_mut().enumerate() {
                 if r.result.is_none() {
                     let seq = first_seq + i as u64;
