@@ -23,7 +23,7 @@
 //! CPUs, any window of two), without building the lanes.
 
 use super::Sealer;
-use crate::backends::batch::{self, FEWEST_SEAL_LANES, WINDOW, Window};
+use crate::backends::batch::{self, FEWEST_LANES, FEWEST_SEAL_LANES, WINDOW, Window};
 use crate::error::Error;
 
 /// One record of a [`Sealer::seal_many_in_place`] call: its buffer (laid
@@ -167,9 +167,13 @@ impl core::fmt::Debug for SealJob<'_> {
 /// # Ok::<(), cbc_hmac::Error>(())
 /// ```
 pub fn seal_batch(jobs: &mut [SealJob<'_>]) {
-    // Too few jobs to share lanes (a public count): single seals, without
-    // grouping or the window.
-    if jobs.len() < FEWEST_SEAL_LANES {
+    // Too few jobs to share lanes, or two the first one's lanes would not
+    // take (public counts and lengths): single seals, without grouping or
+    // the window.
+    if jobs.len() < FEWEST_SEAL_LANES
+        || (jobs.len() < FEWEST_LANES
+            && !two_may_pay(jobs[0].sealer, jobs.iter().map(|j| &j.record)))
+    {
         for job in jobs {
             let (sealer, r) = (&mut *job.sealer, &mut job.record);
             r.result = Some(sealer.check_job(r.buf, r.plaintext_len, r.iv).map(|()| {
@@ -207,6 +211,18 @@ pub fn seal_batch(jobs: &mut [SealJob<'_>]) {
             seal_group(&mut group);
         }
     }
+}
+
+/// Whether the lanes of `sealer`'s kind would take `records` (two: fewer
+/// than most lane kernels need), so that a batch they would not take skips
+/// the grouping.
+fn two_may_pay<'a, 'b: 'a>(
+    sealer: &Sealer,
+    records: impl Iterator<Item = &'a SealRecord<'b>>,
+) -> bool {
+    let (count, shortest) =
+        records.fold((0, usize::MAX), |(n, s), r| (n + 1, s.min(r.plaintext_len)));
+    sealer.lanes_may_pay(count, shortest)
 }
 
 /// Seals up to [`WINDOW`] jobs of one kind in lanes.
@@ -318,7 +334,10 @@ impl Sealer {
             };
         }
         // TLS 1.0, or too few records to share lanes: one after another.
-        if self.chains() || records.len() < FEWEST_SEAL_LANES {
+        if self.chains()
+            || records.len() < FEWEST_SEAL_LANES
+            || (records.len() < FEWEST_LANES && !two_may_pay(self, records.iter()))
+        {
             for (i, r) in records.iter_mut().enumerate() {
                 if r.result.is_none() {
                     let seq = first_seq + i as u64;
