@@ -12,9 +12,9 @@
 //!   lanes). Eight or fewer SHA-1 jobs run both in one loop instead
 //!   (`sha1_cbc_x8`: the AES rounds of a few CBC chains between the hash
 //!   rounds), which hides the chains' latency, and where `cpu::Tuning`
-//!   says so, six or fewer SHA-256 jobs run two at a time in such a loop
-//!   over two SHA-NI streams (`sha256_ni_cbc`); the CBC of the last bytes,
-//!   tag and padding follows the HMAC.
+//!   says so, six or fewer SHA-256 jobs, and four or fewer SHA-1 jobs,
+//!   run two at a time in such a loop over two SHA-NI streams (`ni_cbc`);
+//!   the CBC of the last bytes, tag and padding follows the HMAC.
 //! - Encrypt-then-MAC: padding, CBC encryption, then the HMAC of every
 //!   job's IV and ciphertext.
 //!
@@ -46,8 +46,9 @@ pub(crate) const WINDOW: usize = 16;
 /// window.
 pub(crate) const FEWEST_LANES: usize = 3;
 
-/// The same for sealing, where two MAC-then-encrypt SHA-256 records may
-/// run hash and CBC chains in one loop (`Tuning::stitched_sha256_ni`);
+/// The same for sealing, where two MAC-then-encrypt SHA-1 or SHA-256
+/// records may run hash and CBC chains in one loop
+/// (`Tuning::stitched_ni_pairs`);
 /// [`seal_may_pay`] turns away the windows that would not.
 pub(crate) const FEWEST_SEAL_LANES: usize = 2;
 
@@ -334,8 +335,8 @@ mod lanes {
     use crate::backends::portable::CrateCompress;
     use crate::backends::x86_64::aes::{AesNiKey, Schedule};
     use crate::backends::x86_64::lanes::{
-        cbc_aesni_x8, cbc_x16, secret_tail, sha_ni_x2, sha_x8, sha1_cbc_x8, sha1_x16,
-        sha256_ni_cbc, sha256_x16, sha512_x8,
+        cbc_aesni_x8, cbc_x16, ni_cbc, secret_tail, sha_ni_x2, sha_x8, sha1_cbc_x8, sha1_x16,
+        sha256_x16, sha512_x8,
     };
     use crate::backends::x86_64::sha::ShaNiCompress;
     use crate::backends::x86_64::sha_avx2::Avx2Compress;
@@ -360,7 +361,7 @@ mod lanes {
     }
 
     /// Whether a window of `count` jobs of `kind` runs in lanes, and
-    /// whether in the stitched SHA-1 loop. Public counts and lengths only.
+    /// whether in a stitched loop. Public counts and lengths only.
     fn decide(kind: Kind, count: usize, shortest: usize) -> (bool, bool) {
         // Below the hash's crossover the lanes would hash one or two
         // streams at a time anyway, before the encryption instead of beside
@@ -378,10 +379,11 @@ mod lanes {
         // loop (`seal_stitched`), which pays from fewer of them. Only
         // where it was measured (`Tuning::stitched_sha1`) or where the
         // eight-lane hash would run anyway: elsewhere small windows hash
-        // two SHA-NI streams at a time instead. SHA-256 windows that would
-        // hash two SHA-NI streams at a time may run their CBC chains in the
-        // same loop, two lanes at a time, where that was measured to pay
-        // (`Tuning::stitched_sha256_ni`).
+        // two SHA-NI streams at a time instead. Where it was measured to
+        // pay (`Tuning::stitched_ni_pairs`), SHA-256 windows that would
+        // hash two SHA-NI streams at a time, and SHA-1 windows of a few
+        // records, run their CBC chains in the loop of two SHA-NI streams,
+        // two lanes at a time.
         let tuning = Tuning::get();
         let early = tuning.stitched_sha1;
         let mte = kind.order == Order::HashThenCipher && matches!(kind.lanes, Cbc::Vaes(_));
@@ -392,17 +394,20 @@ mod lanes {
         };
         match kind.mac {
             1 => {
+                let pairs = mte
+                    && sha1_pairs_pay(count, ((13 + shortest) / 64).saturating_sub(1))
+                    && <Sha1 as Stitched>::features().is_some_and(|ni| ni.is_some());
                 let stitched = mte
                     && count <= <Sha1 as Stitched>::MAX
                     && (early || count >= <Sha1 as LaneHash>::MIN_BUSY);
                 (
-                    pays || (stitched && early && sized(&STITCHED_SHA1)),
-                    stitched,
+                    pays || pairs || (stitched && early && sized(&STITCHED_SHA1)),
+                    stitched || pairs,
                 )
             }
             2 => {
                 let stitched = mte
-                    && tuning.stitched_sha256_ni
+                    && tuning.stitched_ni_pairs
                     && count <= <Sha256 as Stitched>::MAX
                     && sized(&STITCHED_SHA256)
                     && <Sha256 as Stitched>::features().is_some();
@@ -466,8 +471,9 @@ mod lanes {
     }
 
     /// A hash whose MAC-then-encrypt lanes run hash and CBC in one loop:
-    /// SHA-1 in eight vector lanes (`sha1_cbc_x8`), SHA-256 two SHA-NI
-    /// streams at a time (`sha256_ni_cbc`).
+    /// SHA-1 in eight vector lanes (`sha1_cbc_x8`) or, for a few lanes
+    /// where `Tuning::stitched_ni_pairs` holds, two SHA-NI streams at a
+    /// time (`ni_cbc`), as SHA-256 always is.
     trait Stitched: LaneHash<State: Copy> {
         /// The most jobs a window may hold.
         const MAX: usize;
@@ -506,19 +512,26 @@ mod lanes {
     impl Stitched for Sha1 {
         const MAX: usize = sha1_cbc_x8::LANES;
 
-        type Features = ();
+        /// SHA-NI where the pairs loop pays (`Tuning::stitched_ni_pairs`).
+        type Features = Option<ShaNi>;
 
-        fn features() -> Option<()> {
-            Some(())
+        fn features() -> Option<Option<ShaNi>> {
+            Some(ShaNi::detect().filter(|_| Tuning::get().stitched_ni_pairs))
         }
 
         fn first_blocks(
             t: Vaes512,
-            _: (),
+            ni: Option<ShaNi>,
             states: &mut [[u32; 5]; WINDOW],
             heads: &[[u8; 64]; WINDOW],
             headed: usize,
         ) {
+            // One pair of SHA-NI streams costs less than eight lanes.
+            if let Some(ni) = ni
+                && headed <= 2
+            {
+                return first_blocks_pairs::<Sha1>(ni, states, heads, headed);
+            }
             const L: usize = sha1_cbc_x8::LANES;
             // The lanes past `headed` hash a copy of the first, thrown away.
             let mut s: [[u32; 5]; L] = core::array::from_fn(|l| states[l]);
@@ -529,7 +542,7 @@ mod lanes {
 
         fn middle<const N: usize>(
             t: Vaes512,
-            _: (),
+            ni: Option<ShaNi>,
             states: &mut [[u32; 5]; WINDOW],
             keys: &cbc_x16::LaneKeys<N>,
             ivs: &mut [[u8; 16]; WINDOW],
@@ -538,12 +551,17 @@ mod lanes {
         ) -> [usize; WINDOW] {
             const L: usize = sha1_cbc_x8::LANES;
             let b = <Sha1 as HashFunction>::BLOCK_LEN;
+            let mut active = middle.iter().filter(|&&m| m > 0).count();
+            if let Some(ni) = ni
+                && sha1_pairs_pay(active, middle[active.max(1) - 1])
+            {
+                return middle_pairs::<Sha1, N>(t, ni, states, keys, ivs, bufs, middle);
+            }
             let mut s: [[u32; 5]; L] = core::array::from_fn(|l| states[l]);
             let mut done = 0;
             // Down to one lane the loop is slower than that lane's hash
             // on SHA-NI followed by its encryption: the last one is left
             // to `run_group` and `encrypt_all`.
-            let mut active = middle.iter().filter(|&&m| m > 0).count();
             while active >= 2 {
                 let step = middle[active - 1] - done;
                 let (hash_at, cbc_at) = (b - 13 + b * done, b * done);
@@ -577,12 +595,7 @@ mod lanes {
             heads: &[[u8; 64]; WINDOW],
             headed: usize,
         ) {
-            for p in 0..headed.div_ceil(2) {
-                let (a, b) = (2 * p, (2 * p + 1).min(headed - 1));
-                let mut s = [states[a], states[b]];
-                sha_ni_x2::sha256_x2(ni, &mut s, &[&heads[a], &heads[b]], 1);
-                [states[a], states[b]] = s;
-            }
+            first_blocks_pairs::<Sha256>(ni, states, heads, headed);
         }
 
         fn middle<const N: usize>(
@@ -594,34 +607,60 @@ mod lanes {
             bufs: &mut [&mut [u8]; WINDOW],
             middle: &[usize; WINDOW],
         ) -> [usize; WINDOW] {
-            let b = <Sha256 as HashFunction>::BLOCK_LEN;
-            // Pair by pair, longest first: each pair runs to the end of its
-            // longer lane, one lane alone after the shorter ends (still
-            // faster than its hash followed by its encryption: the loop
-            // runs at about the speed of the CBC chain).
-            for (p, ((states, ivs), bufs)) in states
-                .chunks_exact_mut(2)
-                .zip(ivs.chunks_exact_mut(2))
-                .zip(bufs.chunks_exact_mut(2))
-                .enumerate()
-            {
-                let mut done = 0;
-                let mut active = middle[2 * p..2 * p + 2].iter().filter(|&&m| m > 0).count();
-                while active >= 1 {
-                    let step = middle[2 * p + active - 1] - done;
-                    let (hash_at, cbc_at) = (b - 13 + b * done, b * done);
-                    let mut pair = [states[0], states[1]];
-                    let (ivs, bufs) = (&mut ivs[..active], &mut bufs[..active]);
-                    sha256_ni_cbc::sha256_ni_cbc(
-                        t, ni, &mut pair, keys, p, ivs, bufs, hash_at, cbc_at, step,
-                    );
-                    states.copy_from_slice(&pair);
-                    done += step;
-                    active -= 1;
-                }
-            }
-            *middle
+            middle_pairs::<Sha256, N>(t, ni, states, keys, ivs, bufs, middle)
         }
+    }
+
+    /// [`Stitched::first_blocks`] two SHA-NI streams at a time.
+    fn first_blocks_pairs<H: LaneHash>(
+        ni: ShaNi,
+        states: &mut [H::State; WINDOW],
+        heads: &[[u8; 64]; WINDOW],
+        headed: usize,
+    ) {
+        for p in 0..headed.div_ceil(2) {
+            let (a, b) = (2 * p, (2 * p + 1).min(headed - 1));
+            let mut s = [states[a], states[b]];
+            H::compress2(ni, &mut s, &[&heads[a], &heads[b]], 1);
+            [states[a], states[b]] = s;
+        }
+    }
+
+    /// [`Stitched::middle`] two lanes at a time (`ni_cbc`), pair by pair,
+    /// longest first: each pair runs to the end of its longer lane, one
+    /// lane alone after the shorter ends (still faster than its hash
+    /// followed by its encryption: the loop runs at about the speed of the
+    /// CBC chain).
+    fn middle_pairs<H: sha_ni_x2::NiPair, const N: usize>(
+        t: Vaes512,
+        ni: ShaNi,
+        states: &mut [H::State; WINDOW],
+        keys: &cbc_x16::LaneKeys<N>,
+        ivs: &mut [[u8; 16]; WINDOW],
+        bufs: &mut [&mut [u8]; WINDOW],
+        middle: &[usize; WINDOW],
+    ) -> [usize; WINDOW] {
+        let b = <H as HashFunction>::BLOCK_LEN;
+        for (p, ((states, ivs), bufs)) in states
+            .chunks_exact_mut(2)
+            .zip(ivs.chunks_exact_mut(2))
+            .zip(bufs.chunks_exact_mut(2))
+            .enumerate()
+        {
+            let mut done = 0;
+            let mut active = middle[2 * p..2 * p + 2].iter().filter(|&&m| m > 0).count();
+            while active >= 1 {
+                let step = middle[2 * p + active - 1] - done;
+                let (hash_at, cbc_at) = (b - 13 + b * done, b * done);
+                let mut pair = [states[0], states[1]];
+                let (ivs, bufs) = (&mut ivs[..active], &mut bufs[..active]);
+                ni_cbc::ni_cbc::<H, N>(t, ni, &mut pair, keys, p, ivs, bufs, hash_at, cbc_at, step);
+                states.copy_from_slice(&pair);
+                done += step;
+                active -= 1;
+            }
+        }
+        *middle
     }
 
     /// MAC-then-encrypt jobs whose hash is [`Stitched`], at most its
@@ -760,9 +799,9 @@ mod lanes {
     /// 16 KiB 1.35x, of 2 KiB 1.09x; four of 768 bytes 1.18x.
     const STITCHED_SHA1: [(usize, usize); 4] = [(3, 2048), (4, 768), (5, 512), (6, 0)];
 
-    /// Where `Tuning::stitched_sha256_ni` holds, (jobs, shortest record in
+    /// Where `Tuning::stitched_ni_pairs` holds, (jobs, shortest record in
     /// bytes) from which MAC-then-encrypt SHA-256 jobs, at most six, take
-    /// the stitched pairs (`sha256_ni_cbc`). Measured on AMD family 0x19
+    /// the stitched pairs (`ni_cbc`). Measured on AMD family 0x19
     /// model 0x11 (Zen 4), 2 to 4 alternating runs: against one by one,
     /// two of 16 KiB 1.72-1.82x, of 4 KiB 1.29-1.52x, of 2 KiB 1.31-1.33x,
     /// of 1408 bytes 1.10-1.22x, of 1 KiB 1.00-1.04x, of 512 bytes 0.82x;
@@ -779,6 +818,21 @@ mod lanes {
     /// 1.85-1.98: from seven records on the CBC lanes after the hash cost
     /// less than a pair's chains beside its hash.
     const STITCHED_SHA256: [(usize, usize); 3] = [(2, 1408), (4, 1024), (6, 768)];
+
+    /// Where `Tuning::stitched_ni_pairs` holds, whether `lanes` busy
+    /// MAC-then-encrypt SHA-1 lanes, the shortest with `blocks` whole
+    /// blocks after its first, run two at a time (`ni_cbc`) rather than
+    /// all in the eight-lane loop (`sha1_cbc_x8`) or one by one: from two
+    /// to four lanes of 2 KiB records (31 blocks). Measured on AMD family
+    /// 0x19 model 0x11 (Zen 4), 3 alternating runs, against one by one:
+    /// two records of 16 KiB 1.68-1.72x, of 4 KiB 1.26-1.49x, of 2 KiB
+    /// 1.05-1.25x, of 1408 bytes 0.87-1.03x, of 1 KiB 0.78-0.87x; against
+    /// the eight-lane loop, ns a record: three of 16 KiB 8542-8835 against
+    /// 9012-9312, four 6474-6667 against 6809-7509; four of 2 KiB
+    /// 1096-1179 against 1158-1273, of 1 KiB 727-978 against 749-820.
+    fn sha1_pairs_pay(lanes: usize, blocks: usize) -> bool {
+        (2..=4).contains(&lanes) && blocks >= 31
+    }
 
     const _: () = assert!(
         STITCHED_SHA1[0].0 >= super::FEWEST_LANES

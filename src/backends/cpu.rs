@@ -101,7 +101,9 @@ fn cpu_bits() -> u32 {
 /// the SHA-NI rounds: two lanes of 16 KiB 1.71-1.75x the pair's hash
 /// followed by the CBC lanes, four 1.24x (`stitched_against_separate`);
 /// four records of 16 KiB sealed 1.72-1.87x one by one against 1.34-1.50x
-/// with the hash first (3 alternating runs). Not measured elsewhere, so
+/// with the hash first (3 alternating runs). So do two to four SHA-1
+/// records of 2 KiB or more (`sha1_pairs_pay`): two lanes of 16 KiB 2.16x
+/// the eight-lane stitched loop, four 1.08x. Not measured elsewhere, so
 /// enabled on Zen 4 only.
 ///
 /// Why the open differs: on Intel family 6 model 0xCF, 512-bit VAES beside
@@ -144,11 +146,12 @@ pub(crate) struct Tuning {
     /// lists (else only where the lane kernels take them anyway).
     pub(crate) stitched_sha1: bool,
     /// Seal small windows of MAC-then-encrypt SHA-256 jobs (fewer than
-    /// `LaneHash::MIN_BUSY`) two lanes at a time, their two SHA-NI
-    /// streams and two CBC chains in one loop (`sha256_ni_cbc`), from the
-    /// sizes `STITCHED_SHA256` lists (else in lanes hashed first and
-    /// encrypted after, or one by one).
-    pub(crate) stitched_sha256_ni: bool,
+    /// `LaneHash::MIN_BUSY`) and of a few SHA-1 jobs two lanes at a
+    /// time, their two SHA-NI streams and two CBC chains in one loop
+    /// (`ni_cbc`), from the sizes `STITCHED_SHA256` and `sha1_pairs_pay`
+    /// give (else SHA-256 in lanes hashed first and encrypted after, or
+    /// one by one; SHA-1 in `sha1_cbc_x8`, or one by one).
+    pub(crate) stitched_ni_pairs: bool,
 }
 
 impl Tuning {
@@ -159,7 +162,7 @@ impl Tuning {
         // few_lanes_sha_ni << 3 | sha512_pairs_avx2 << 4 |
         // sha384_open_fused << 5 | eight_lanes << 6 |
         // sha512_pairs_avx512 << 7 | halved_512 << 8 | stitched_sha1 << 9 |
-        // stitched_sha256_ni << 10.
+        // stitched_ni_pairs << 10.
         static CACHE: AtomicU16 = AtomicU16::new(0);
         let bits = match CACHE.load(Ordering::Relaxed) {
             0 => {
@@ -175,7 +178,7 @@ impl Tuning {
                     | u16::from(t.sha512_pairs_avx512) << 7
                     | u16::from(t.halved_512) << 8
                     | u16::from(t.stitched_sha1) << 9
-                    | u16::from(t.stitched_sha256_ni) << 10;
+                    | u16::from(t.stitched_ni_pairs) << 10;
                 CACHE.store(bits, Ordering::Relaxed);
                 bits
             }
@@ -191,7 +194,7 @@ impl Tuning {
             sha512_pairs_avx512: bits & 128 != 0,
             halved_512: bits & 256 != 0,
             stitched_sha1: bits & 512 != 0,
-            stitched_sha256_ni: bits & 1024 != 0,
+            stitched_ni_pairs: bits & 1024 != 0,
         }
     }
 
@@ -213,7 +216,7 @@ impl Tuning {
             eight_lanes: intel,
             halved_512: zen4,
             stitched_sha1: intel || zen4,
-            stitched_sha256_ni: zen4,
+            stitched_ni_pairs: zen4,
         }
     }
 
@@ -408,7 +411,7 @@ mod tests {
                 t.sha512_pairs_avx512,
                 t.halved_512,
                 t.stitched_sha1,
-                t.stitched_sha256_ni,
+                t.stitched_ni_pairs,
             )
         };
         let zen3 = (

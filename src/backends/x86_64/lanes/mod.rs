@@ -17,7 +17,7 @@
 //! - `sha1_cbc_x8`: both in one loop, up to eight lanes' SHA-1 blocks
 //!   with the AES rounds that encrypt the bytes behind them between the
 //!   hash rounds, for sealing a few MAC-then-encrypt records.
-//! - `sha256_ni_cbc`: the same for two lanes of SHA-256 on SHA-NI, two
+//! - `ni_cbc`: the same for two lanes of SHA-1 or SHA-256 on SHA-NI, two
 //!   streams with the AES rounds of their two chains between the rounds.
 //! - `secret_tail`: the secret-length finish of sixteen or eight SHA-1 or
 //!   SHA-256 lanes, the masks applied to the transposed message words.
@@ -30,12 +30,12 @@
 
 pub(crate) mod cbc_aesni_x8;
 pub(crate) mod cbc_x16;
+pub(crate) mod ni_cbc;
 pub(crate) mod secret_tail;
 pub(crate) mod sha1_cbc_x8;
 pub(crate) mod sha1_x16;
-pub(crate) mod sha256_ni_cbc;
 pub(crate) mod sha256_x16;
 pub(crate) mod sha512_x8;
 pub(crate) mod sha_ni_x2;
 pub(crate) mod sha_x8;
-mod words;
+pub(crate) mod words;

@@ -22,6 +22,7 @@ use core::arch::x86_64::*;
 use super::super::{ShaNi, block, load, pin_xmm};
 use super::sha256_x16::K;
 use super::words::RoundHook;
+use crate::primitives::hash::{HashFunction, Sha1, Sha256};
 
 /// Each stream's blocks, checked to be at least `blocks` long.
 fn stream_blocks<'a>(data: &[&'a [u8]; 2], blocks: usize) -> [&'a [[u8; 64]]; 2] {
@@ -58,27 +59,89 @@ pub(crate) fn sha256_x2(t: ShaNi, states: &mut [[u32; 8]; 2], data: &[&[u8]; 2],
 
 #[target_feature(enable = "sha,sse2,ssse3,sse4.1")]
 fn sha1_kernel(states: &mut [[u32; 5]; 2], streams: &[&[[u8; 64]]; 2]) {
-    // A..D with A in lane 3; E in lane 3 of its own register.
-    let mut abcd: [__m128i; 2] = core::array::from_fn(|i| {
-        let s = states[i].map(|x| x as i32);
-        _mm_set_epi32(s[0], s[1], s[2], s[3])
-    });
-    let mut e: [__m128i; 2] = core::array::from_fn(|i| _mm_set_epi32(states[i][4] as i32, 0, 0, 0));
-    // Reverses all 16 bytes: big-endian words, W[0] in lane 3.
-    let reverse = _mm_set_epi64x(0x0001_0203_0405_0607, 0x0809_0a0b_0c0d_0e0f);
+    let (mut abcd, mut e) = sha1_pair_in(states);
     // `b` indexes the blocks of every lane at once.
     #[allow(clippy::needless_range_loop)]
     for b in 0..streams[0].len() {
-        let mut w: [[__m128i; 4]; 2] = core::array::from_fn(|i| {
-            core::array::from_fn(|q| _mm_shuffle_epi8(load(block(&streams[i][b], 16 * q)), reverse))
-        });
-        let (abcd0, e0) = (abcd, e);
+        let w: [[__m128i; 4]; 2] =
+            core::array::from_fn(|i| core::array::from_fn(|q| load(block(&streams[i][b], 16 * q))));
+        sha1_pair_block(&mut abcd, &mut e, sha1_words(w), &mut ());
+    }
+    sha1_pair_out(abcd, e, states);
+}
+
+/// Two SHA-1 states as the SHA-NI rounds hold them: A..D with A in lane 3
+/// of one register, E in lane 3 of another, per stream.
+///
+/// Inlined into `#[target_feature]` kernels with SSE4.1, as
+/// [`sha1_pair_out`].
+#[inline(always)]
+pub(super) fn sha1_pair_in(states: &[[u32; 5]; 2]) -> ([__m128i; 2], [__m128i; 2]) {
+    let s = states.map(|s| s.map(|x| x as i32));
+    // SAFETY: SSE2, part of x86_64.
+    unsafe {
+        (
+            core::array::from_fn(|i| _mm_set_epi32(s[i][0], s[i][1], s[i][2], s[i][3])),
+            core::array::from_fn(|i| _mm_set_epi32(s[i][4], 0, 0, 0)),
+        )
+    }
+}
+
+/// The inverse of [`sha1_pair_in`], into `states`.
+#[inline(always)]
+pub(super) fn sha1_pair_out(abcd: [__m128i; 2], e: [__m128i; 2], states: &mut [[u32; 5]; 2]) {
+    for (state, (x, e)) in states.iter_mut().zip(abcd.into_iter().zip(e)) {
+        // SAFETY: the caller's feature context has SSE4.1.
+        *state = unsafe {
+            [
+                _mm_extract_epi32::<3>(x) as u32,
+                _mm_extract_epi32::<2>(x) as u32,
+                _mm_extract_epi32::<1>(x) as u32,
+                _mm_extract_epi32::<0>(x) as u32,
+                _mm_extract_epi32::<3>(e) as u32,
+            ]
+        };
+    }
+}
+
+/// Two streams' blocks (16 bytes a register) as SHA-1 message words:
+/// big-endian, W[0] in lane 3.
+///
+/// Inlined into `#[target_feature]` kernels with SSSE3.
+#[inline(always)]
+pub(super) fn sha1_words(w: [[__m128i; 4]; 2]) -> [[__m128i; 4]; 2] {
+    // SAFETY: the caller's feature context has SSSE3; SSE2 is part of
+    // x86_64.
+    unsafe {
+        // Reverses all 16 bytes.
+        let reverse = _mm_set_epi64x(0x0001_0203_0405_0607, 0x0809_0a0b_0c0d_0e0f);
+        w.map(|w| w.map(|v| _mm_shuffle_epi8(v, reverse)))
+    }
+}
+
+/// One SHA-1 block of two streams (`w` from [`sha1_words`]), their twenty
+/// groups of four rounds interleaved; `hook` runs after each group (`t`
+/// from 0 to 19 of 20), where `ni_cbc` places its AES rounds.
+///
+/// Inlined into `#[target_feature]` kernels with SHA-NI and SSE2, whose
+/// feature context its intrinsics need.
+#[inline(always)]
+pub(super) fn sha1_pair_block(
+    abcd: &mut [__m128i; 2],
+    e: &mut [__m128i; 2],
+    mut w: [[__m128i; 4]; 2],
+    hook: &mut impl RoundHook,
+) {
+    // SAFETY: the caller's feature context has SHA-NI and SSE2.
+    unsafe {
+        let (abcd0, e0) = (*abcd, *e);
         // The state before the previous group: its A gives the next
         // group's E (`sha1nexte`).
-        let mut before = abcd;
+        let mut before = *abcd;
         for i in 0..2 {
             abcd[i] = _mm_sha1rnds4_epu32::<0>(abcd[i], _mm_add_epi32(e[i], w[i][0]));
         }
+        hook.after_round(0, 20);
         macro_rules! group {
             ($($g:literal $f:literal)*) => {$({
                 const G: usize = $g;
@@ -100,6 +163,7 @@ fn sha1_kernel(states: &mut [[u32; 5]; 2], streams: &[&[[u8; 64]]; 2]) {
                     // Keeps the two chains interleaved group by group.
                     pin_xmm(&mut abcd[i]);
                 }
+                hook.after_round(G, 20);
             })*};
         }
         group!(1 0 2 0 3 0 4 0 5 1 6 1 7 1 8 1 9 1);
@@ -109,21 +173,12 @@ fn sha1_kernel(states: &mut [[u32; 5]; 2], streams: &[&[[u8; 64]]; 2]) {
             e[i] = _mm_sha1nexte_epu32(before[i], e0[i]);
         }
     }
-    for i in 0..2 {
-        states[i] = [
-            _mm_extract_epi32::<3>(abcd[i]) as u32,
-            _mm_extract_epi32::<2>(abcd[i]) as u32,
-            _mm_extract_epi32::<1>(abcd[i]) as u32,
-            _mm_extract_epi32::<0>(abcd[i]) as u32,
-            _mm_extract_epi32::<3>(e[i]) as u32,
-        ];
-    }
 }
 
 /// One SHA-256 block of two streams (`w`: each stream's message words,
 /// big-endian words already swapped, W[0] in lane 0), their sixteen
 /// groups of four rounds interleaved; `hook` runs after each group (`t`
-/// from 0 to 15 of 16), where `sha256_ni_cbc` places its AES rounds.
+/// from 0 to 15 of 16), where `ni_cbc` places its AES rounds.
 ///
 /// Inlined into `#[target_feature]` kernels with SHA-NI and SSSE3, whose
 /// feature context its intrinsics need.
@@ -214,17 +269,95 @@ pub(super) fn sha256_pair_out(abef: [__m128i; 2], cdgh: [__m128i; 2], states: &m
 #[target_feature(enable = "sha,sse2,ssse3,sse4.1")]
 fn sha256_kernel(states: &mut [[u32; 8]; 2], streams: &[&[[u8; 64]]; 2]) {
     let (mut abef, mut cdgh) = sha256_pair_in(states);
-    // Byte-swaps each 32-bit word: W[0] in lane 0.
-    let bswap = _mm_set_epi64x(0x0c0d_0e0f_0809_0a0b, 0x0405_0607_0001_0203);
     // `b` indexes the blocks of every lane at once.
     #[allow(clippy::needless_range_loop)]
     for b in 0..streams[0].len() {
-        let w: [[__m128i; 4]; 2] = core::array::from_fn(|i| {
-            core::array::from_fn(|q| _mm_shuffle_epi8(load(block(&streams[i][b], 16 * q)), bswap))
-        });
-        sha256_pair_block(&mut abef, &mut cdgh, w, &mut ());
+        let w: [[__m128i; 4]; 2] =
+            core::array::from_fn(|i| core::array::from_fn(|q| load(block(&streams[i][b], 16 * q))));
+        sha256_pair_block(&mut abef, &mut cdgh, sha256_words(w), &mut ());
     }
     sha256_pair_out(abef, cdgh, states);
+}
+
+/// Two streams' blocks (16 bytes a register) as SHA-256 message words:
+/// each 32-bit word byte-swapped, W[0] in lane 0.
+///
+/// Inlined into `#[target_feature]` kernels with SSSE3.
+#[inline(always)]
+pub(super) fn sha256_words(w: [[__m128i; 4]; 2]) -> [[__m128i; 4]; 2] {
+    // SAFETY: the caller's feature context has SSSE3; SSE2 is part of
+    // x86_64.
+    unsafe {
+        let bswap = _mm_set_epi64x(0x0c0d_0e0f_0809_0a0b, 0x0405_0607_0001_0203);
+        w.map(|w| w.map(|v| _mm_shuffle_epi8(v, bswap)))
+    }
+}
+
+/// A hash with two-stream SHA-NI rounds that take a round hook, for
+/// `ni_cbc`: its state in two registers per stream, the message words,
+/// and one block of both streams.
+pub(crate) trait NiPair: HashFunction {
+    /// The state of both streams in registers.
+    fn pair_in(states: &[Self::State; 2]) -> ([__m128i; 2], [__m128i; 2]);
+    /// The inverse of [`NiPair::pair_in`].
+    fn pair_out(x: [__m128i; 2], y: [__m128i; 2], states: &mut [Self::State; 2]);
+    /// Loaded bytes as message words.
+    fn words(w: [[__m128i; 4]; 2]) -> [[__m128i; 4]; 2];
+    /// One block of both streams, `hook` after each group of rounds.
+    fn pair_block(
+        x: &mut [__m128i; 2],
+        y: &mut [__m128i; 2],
+        w: [[__m128i; 4]; 2],
+        hook: &mut impl RoundHook,
+    );
+}
+
+impl NiPair for Sha1 {
+    #[inline(always)]
+    fn pair_in(states: &[[u32; 5]; 2]) -> ([__m128i; 2], [__m128i; 2]) {
+        sha1_pair_in(states)
+    }
+    #[inline(always)]
+    fn pair_out(x: [__m128i; 2], y: [__m128i; 2], states: &mut [[u32; 5]; 2]) {
+        sha1_pair_out(x, y, states)
+    }
+    #[inline(always)]
+    fn words(w: [[__m128i; 4]; 2]) -> [[__m128i; 4]; 2] {
+        sha1_words(w)
+    }
+    #[inline(always)]
+    fn pair_block(
+        x: &mut [__m128i; 2],
+        y: &mut [__m128i; 2],
+        w: [[__m128i; 4]; 2],
+        hook: &mut impl RoundHook,
+    ) {
+        sha1_pair_block(x, y, w, hook)
+    }
+}
+
+impl NiPair for Sha256 {
+    #[inline(always)]
+    fn pair_in(states: &[[u32; 8]; 2]) -> ([__m128i; 2], [__m128i; 2]) {
+        sha256_pair_in(states)
+    }
+    #[inline(always)]
+    fn pair_out(x: [__m128i; 2], y: [__m128i; 2], states: &mut [[u32; 8]; 2]) {
+        sha256_pair_out(x, y, states)
+    }
+    #[inline(always)]
+    fn words(w: [[__m128i; 4]; 2]) -> [[__m128i; 4]; 2] {
+        sha256_words(w)
+    }
+    #[inline(always)]
+    fn pair_block(
+        x: &mut [__m128i; 2],
+        y: &mut [__m128i; 2],
+        w: [[__m128i; 4]; 2],
+        hook: &mut impl RoundHook,
+    ) {
+        sha256_pair_block(x, y, w, hook)
+    }
 }
 
 #[cfg(test)]

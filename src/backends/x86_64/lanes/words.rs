@@ -21,7 +21,7 @@ use core::arch::x86_64::*;
 /// a constant once inlined, so a hook that does nothing costs nothing and
 /// one that interleaves another computation (`sha_cbc_x8`'s CBC chains)
 /// places its steps at compile time.
-pub(super) trait RoundHook {
+pub(crate) trait RoundHook {
     /// Called after round `t` of `rounds`.
     fn after_round(&mut self, t: usize, rounds: usize);
 }
