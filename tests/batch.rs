@@ -134,13 +134,15 @@ fn seal_batch_matches_single_record_seal() {
             let mut reference: Vec<Sealer> = conns.iter().map(|c| c.sealer(backend)).collect();
             let equal = rng.below(3) == 0;
             let shared_len = length(&mut rng);
+            let shared_long = 2048 + rng.upto(14336);
             let mut bufs = Vec::new();
             let mut plains = Vec::new();
             let mut seqs = Vec::new();
             let mut ivs = Vec::new();
             for s in &sealers {
                 let len = match (few_long, equal) {
-                    (true, _) => 2048 + rng.upto(14336),
+                    (true, true) => shared_long,
+                    (true, false) => 2048 + rng.upto(14336),
                     (false, true) => shared_len,
                     (false, false) => length(&mut rng),
                 };

@@ -103,8 +103,10 @@ fn cpu_bits() -> u32 {
 /// four records of 16 KiB sealed 1.72-1.87x one by one against 1.34-1.50x
 /// with the hash first (3 alternating runs). So do two to four SHA-1
 /// records of 2 KiB or more (`sha1_pairs_pay`): two lanes of 16 KiB 2.16x
-/// the eight-lane stitched loop, four 1.08x. Not measured elsewhere, so
-/// enabled on Zen 4 only.
+/// the eight-lane stitched loop, four 1.08x; three or four with one pair
+/// hashed ahead and the other pair's hash beside all four chains
+/// (one `ni_cbc` call) 1.08-1.09x the two pair calls. Not measured elsewhere,
+/// so enabled on Zen 4 only.
 ///
 /// Why the open differs: on Intel family 6 model 0xCF, 512-bit VAES beside
 /// legacy-SSE SHA-NI in one loop took 1.5 ms per 16 KiB record against
