@@ -1304,7 +1304,7 @@ mod lanes {
         const PAIRS: bool = true;
 
         fn compress2(ni: ShaNi, s: &mut [[u32; 5]; 2], d: &[&[u8]; 2], n: usize) {
-            sha_ni_x2::sha1_x2(ni, s, d, n);
+            sha_ni_x2::compress_x2::<Sha1>(ni, s, d, n);
         }
     }
 
@@ -1351,7 +1351,7 @@ mod lanes {
         const PAIRS: bool = true;
 
         fn compress2(ni: ShaNi, s: &mut [[u32; 8]; 2], d: &[&[u8]; 2], n: usize) {
-            sha_ni_x2::sha256_x2(ni, s, d, n);
+            sha_ni_x2::compress_x2::<Sha256>(ni, s, d, n);
         }
     }
 

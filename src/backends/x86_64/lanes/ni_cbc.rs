@@ -140,7 +140,7 @@ mod tests {
     use super::super::super::aes::Schedule;
     use super::super::super::test_rng::SplitMix64;
     use super::super::cbc_x16;
-    use super::super::sha_ni_x2::{NiPair, sha1_x2, sha256_x2};
+    use super::super::sha_ni_x2::{NiPair, compress_x2};
     use super::super::sha1_cbc_x8::sha1_cbc_x8;
     use super::super::sha1_cbc_x8::tests::against_portable;
     use super::super::sha1_x16::tests::{ROUNDS, Timing, alternate, cpu_name, token};
@@ -352,12 +352,19 @@ mod tests {
                 let mut v = [(); 3].map(|_| vec![[0u8; 16]; lanes]);
                 let ahead = lanes > LANES;
                 let (m, other) = if sha == 1 {
-                    let m =
-                        ways::<Sha1, 5>(t, ni, &keys, &mut b, &mut v, sha1_x2, &mut |b, s, v| {
+                    let m = ways::<Sha1, 5>(
+                        t,
+                        ni,
+                        &keys,
+                        &mut b,
+                        &mut v,
+                        compress_x2::<Sha1>,
+                        &mut |b, s, v| {
                             let mut views: Vec<&mut [u8]> =
                                 b.iter_mut().map(|b| &mut b[..]).collect();
                             sha1_cbc_x8::<11>(t, s, &keys, v, &mut views, AHEAD, 0, BLOCKS);
-                        });
+                        },
+                    );
                     (m, "the eight-lane stitched loop")
                 } else {
                     let m = ways::<Sha256, 8>(
@@ -366,12 +373,12 @@ mod tests {
                         &keys,
                         &mut b,
                         &mut v,
-                        sha256_x2,
+                        compress_x2::<Sha256>,
                         &mut |b, s, v| {
                             for (p, pair) in b.chunks(LANES).enumerate() {
                                 let data = [&pair[0][AHEAD..], &pair[pair.len() - 1][AHEAD..]];
                                 let mut x = [s[2 * p], s[2 * p + 1]];
-                                sha256_x2(ni, &mut x, &data, BLOCKS);
+                                compress_x2::<Sha256>(ni, &mut x, &data, BLOCKS);
                                 s[2 * p..2 * p + pair.len()].copy_from_slice(&x[..pair.len()]);
                             }
                             let mut views: Vec<&mut [u8]> =

@@ -38,264 +38,40 @@ fn stream_blocks<'a>(data: &[&'a [u8]; 2], blocks: usize) -> [&'a [[u8; 64]]; 2]
     })
 }
 
-/// SHA-1 compression of two independent streams: stream `i` runs `blocks`
-/// 64-byte blocks from `data[i]` (at least `64 * blocks` bytes) into
-/// `states[i]`.
-pub(crate) fn sha1_x2(t: ShaNi, states: &mut [[u32; 5]; 2], data: &[&[u8]; 2], blocks: usize) {
+/// Compression of two independent streams of the hash `H`: stream `i`
+/// runs `blocks` 64-byte blocks from `data[i]` (at least `64 * blocks`
+/// bytes) into `states[i]`.
+pub(crate) fn compress_x2<H: NiPair>(
+    t: ShaNi,
+    states: &mut [H::State; 2],
+    data: &[&[u8]; 2],
+    blocks: usize,
+) {
     let _ = t;
     let streams = stream_blocks(data, blocks);
     // SAFETY: `t` proves the CPU has SHA-NI, SSE2, SSSE3 and SSE4.1, all
     // the kernel enables.
-    unsafe { sha1_kernel(states, &streams) }
-}
-
-/// SHA-256 compression of two independent streams, as [`sha1_x2`].
-pub(crate) fn sha256_x2(t: ShaNi, states: &mut [[u32; 8]; 2], data: &[&[u8]; 2], blocks: usize) {
-    let _ = t;
-    let streams = stream_blocks(data, blocks);
-    // SAFETY: as in `sha1_x2`.
-    unsafe { sha256_kernel(states, &streams) }
+    unsafe { kernel::<H>(states, &streams) }
 }
 
 #[target_feature(enable = "sha,sse2,ssse3,sse4.1")]
-fn sha1_kernel(states: &mut [[u32; 5]; 2], streams: &[&[[u8; 64]]; 2]) {
-    let (mut abcd, mut e) = sha1_pair_in(states);
+fn kernel<H: NiPair>(states: &mut [H::State; 2], streams: &[&[[u8; 64]]; 2]) {
+    let (mut x, mut y) = H::pair_in(states);
     // `b` indexes the blocks of every lane at once.
     #[allow(clippy::needless_range_loop)]
     for b in 0..streams[0].len() {
         let w: [[__m128i; 4]; 2] =
             core::array::from_fn(|i| core::array::from_fn(|q| load(block(&streams[i][b], 16 * q))));
-        sha1_pair_block(&mut abcd, &mut e, sha1_words(w), &mut ());
+        H::pair_block(&mut x, &mut y, H::words(w), &mut ());
     }
-    sha1_pair_out(abcd, e, states);
-}
-
-/// Two SHA-1 states as the SHA-NI rounds hold them: A..D with A in lane 3
-/// of one register, E in lane 3 of another, per stream.
-///
-/// Inlined into `#[target_feature]` kernels with SSE4.1, as
-/// [`sha1_pair_out`].
-#[inline(always)]
-pub(super) fn sha1_pair_in(states: &[[u32; 5]; 2]) -> ([__m128i; 2], [__m128i; 2]) {
-    let s = states.map(|s| s.map(|x| x as i32));
-    // SAFETY: SSE2, part of x86_64.
-    unsafe {
-        (
-            core::array::from_fn(|i| _mm_set_epi32(s[i][0], s[i][1], s[i][2], s[i][3])),
-            core::array::from_fn(|i| _mm_set_epi32(s[i][4], 0, 0, 0)),
-        )
-    }
-}
-
-/// The inverse of [`sha1_pair_in`], into `states`.
-#[inline(always)]
-pub(super) fn sha1_pair_out(abcd: [__m128i; 2], e: [__m128i; 2], states: &mut [[u32; 5]; 2]) {
-    for (state, (x, e)) in states.iter_mut().zip(abcd.into_iter().zip(e)) {
-        // SAFETY: the caller's feature context has SSE4.1.
-        *state = unsafe {
-            [
-                _mm_extract_epi32::<3>(x) as u32,
-                _mm_extract_epi32::<2>(x) as u32,
-                _mm_extract_epi32::<1>(x) as u32,
-                _mm_extract_epi32::<0>(x) as u32,
-                _mm_extract_epi32::<3>(e) as u32,
-            ]
-        };
-    }
-}
-
-/// Two streams' blocks (16 bytes a register) as SHA-1 message words:
-/// big-endian, W[0] in lane 3.
-///
-/// Inlined into `#[target_feature]` kernels with SSSE3.
-#[inline(always)]
-pub(super) fn sha1_words(w: [[__m128i; 4]; 2]) -> [[__m128i; 4]; 2] {
-    // SAFETY: the caller's feature context has SSSE3; SSE2 is part of
-    // x86_64.
-    unsafe {
-        // Reverses all 16 bytes.
-        let reverse = _mm_set_epi64x(0x0001_0203_0405_0607, 0x0809_0a0b_0c0d_0e0f);
-        w.map(|w| w.map(|v| _mm_shuffle_epi8(v, reverse)))
-    }
-}
-
-/// One SHA-1 block of two streams (`w` from [`sha1_words`]), their twenty
-/// groups of four rounds interleaved; `hook` runs after each group (`t`
-/// from 0 to 19 of 20), where `ni_cbc` places its AES rounds.
-///
-/// Inlined into `#[target_feature]` kernels with SHA-NI and SSE2, whose
-/// feature context its intrinsics need.
-#[inline(always)]
-pub(super) fn sha1_pair_block(
-    abcd: &mut [__m128i; 2],
-    e: &mut [__m128i; 2],
-    mut w: [[__m128i; 4]; 2],
-    hook: &mut impl RoundHook,
-) {
-    // SAFETY: the caller's feature context has SHA-NI and SSE2.
-    unsafe {
-        let (abcd0, e0) = (*abcd, *e);
-        // The state before the previous group: its A gives the next
-        // group's E (`sha1nexte`).
-        let mut before = *abcd;
-        for i in 0..2 {
-            abcd[i] = _mm_sha1rnds4_epu32::<0>(abcd[i], _mm_add_epi32(e[i], w[i][0]));
-        }
-        hook.after_round(0, 20);
-        macro_rules! group {
-            ($($g:literal $f:literal)*) => {$({
-                const G: usize = $g;
-                for i in 0..2 {
-                    let w = &mut w[i];
-                    if G >= 4 {
-                        // W[4g..4g+4] from the previous sixteen words.
-                        w[G % 4] = _mm_sha1msg2_epu32(
-                            _mm_xor_si128(
-                                _mm_sha1msg1_epu32(w[G % 4], w[(G + 1) % 4]),
-                                w[(G + 2) % 4],
-                            ),
-                            w[(G + 3) % 4],
-                        );
-                    }
-                    let next_e = _mm_sha1nexte_epu32(before[i], w[G % 4]);
-                    before[i] = abcd[i];
-                    abcd[i] = _mm_sha1rnds4_epu32::<$f>(abcd[i], next_e);
-                    // Keeps the two chains interleaved group by group.
-                    pin_xmm(&mut abcd[i]);
-                }
-                hook.after_round(G, 20);
-            })*};
-        }
-        group!(1 0 2 0 3 0 4 0 5 1 6 1 7 1 8 1 9 1);
-        group!(10 2 11 2 12 2 13 2 14 2 15 3 16 3 17 3 18 3 19 3);
-        for i in 0..2 {
-            abcd[i] = _mm_add_epi32(abcd[i], abcd0[i]);
-            e[i] = _mm_sha1nexte_epu32(before[i], e0[i]);
-        }
-    }
-}
-
-/// One SHA-256 block of two streams (`w`: each stream's message words,
-/// big-endian words already swapped, W[0] in lane 0), their sixteen
-/// groups of four rounds interleaved; `hook` runs after each group (`t`
-/// from 0 to 15 of 16), where `ni_cbc` places its AES rounds.
-///
-/// Inlined into `#[target_feature]` kernels with SHA-NI and SSSE3, whose
-/// feature context its intrinsics need.
-#[inline(always)]
-pub(super) fn sha256_pair_block(
-    abef: &mut [__m128i; 2],
-    cdgh: &mut [__m128i; 2],
-    mut w: [[__m128i; 4]; 2],
-    hook: &mut impl RoundHook,
-) {
-    // SAFETY: the caller's feature context has SHA-NI and SSSE3.
-    unsafe {
-        let (abef0, cdgh0) = (*abef, *cdgh);
-        macro_rules! group {
-            ($($g:literal)*) => {$({
-                const G: usize = $g;
-                let k = _mm_set_epi32(
-                    K[4 * G + 3] as i32,
-                    K[4 * G + 2] as i32,
-                    K[4 * G + 1] as i32,
-                    K[4 * G] as i32,
-                );
-                for i in 0..2 {
-                    let w = &mut w[i];
-                    if G >= 4 {
-                        // W[t] = s1(W[t-2]) + W[t-7] + s0(W[t-15]) + W[t-16].
-                        let w7 = _mm_alignr_epi8::<4>(w[(G + 3) % 4], w[(G + 2) % 4]);
-                        w[G % 4] = _mm_sha256msg2_epu32(
-                            _mm_add_epi32(_mm_sha256msg1_epu32(w[G % 4], w[(G + 1) % 4]), w7),
-                            w[(G + 3) % 4],
-                        );
-                    }
-                    let m = _mm_add_epi32(w[G % 4], k);
-                    cdgh[i] = _mm_sha256rnds2_epu32(cdgh[i], abef[i], m);
-                    abef[i] = _mm_sha256rnds2_epu32(abef[i], cdgh[i], _mm_shuffle_epi32::<0x0e>(m));
-                    // Keeps the two chains interleaved group by group.
-                    pin_xmm(&mut abef[i]);
-                }
-                hook.after_round(G, 16);
-            })*};
-        }
-        group!(0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15);
-        for i in 0..2 {
-            abef[i] = _mm_add_epi32(abef[i], abef0[i]);
-            cdgh[i] = _mm_add_epi32(cdgh[i], cdgh0[i]);
-        }
-    }
-}
-
-/// Two SHA-256 states as the SHA-NI rounds hold them: A B E F and C D G H
-/// in lanes 3..0 of two registers per stream.
-///
-/// Inlined into `#[target_feature]` kernels with SSE4.1, as
-/// [`sha256_pair_out`].
-#[inline(always)]
-pub(super) fn sha256_pair_in(states: &[[u32; 8]; 2]) -> ([__m128i; 2], [__m128i; 2]) {
-    let lanes = |i: usize, [a, b, c, d]: [usize; 4]| {
-        let s = states[i].map(|x| x as i32);
-        // SAFETY: SSE2, part of x86_64.
-        unsafe { _mm_set_epi32(s[a], s[b], s[c], s[d]) }
-    };
-    (
-        core::array::from_fn(|i| lanes(i, [0, 1, 4, 5])),
-        core::array::from_fn(|i| lanes(i, [2, 3, 6, 7])),
-    )
-}
-
-/// The inverse of [`sha256_pair_in`], into `states`.
-#[inline(always)]
-pub(super) fn sha256_pair_out(abef: [__m128i; 2], cdgh: [__m128i; 2], states: &mut [[u32; 8]; 2]) {
-    for (state, (x, y)) in states.iter_mut().zip(abef.into_iter().zip(cdgh)) {
-        // SAFETY: the caller's feature context has SSE4.1.
-        *state = unsafe {
-            [
-                _mm_extract_epi32::<3>(x) as u32,
-                _mm_extract_epi32::<2>(x) as u32,
-                _mm_extract_epi32::<3>(y) as u32,
-                _mm_extract_epi32::<2>(y) as u32,
-                _mm_extract_epi32::<1>(x) as u32,
-                _mm_extract_epi32::<0>(x) as u32,
-                _mm_extract_epi32::<1>(y) as u32,
-                _mm_extract_epi32::<0>(y) as u32,
-            ]
-        };
-    }
-}
-
-#[target_feature(enable = "sha,sse2,ssse3,sse4.1")]
-fn sha256_kernel(states: &mut [[u32; 8]; 2], streams: &[&[[u8; 64]]; 2]) {
-    let (mut abef, mut cdgh) = sha256_pair_in(states);
-    // `b` indexes the blocks of every lane at once.
-    #[allow(clippy::needless_range_loop)]
-    for b in 0..streams[0].len() {
-        let w: [[__m128i; 4]; 2] =
-            core::array::from_fn(|i| core::array::from_fn(|q| load(block(&streams[i][b], 16 * q))));
-        sha256_pair_block(&mut abef, &mut cdgh, sha256_words(w), &mut ());
-    }
-    sha256_pair_out(abef, cdgh, states);
-}
-
-/// Two streams' blocks (16 bytes a register) as SHA-256 message words:
-/// each 32-bit word byte-swapped, W[0] in lane 0.
-///
-/// Inlined into `#[target_feature]` kernels with SSSE3.
-#[inline(always)]
-pub(super) fn sha256_words(w: [[__m128i; 4]; 2]) -> [[__m128i; 4]; 2] {
-    // SAFETY: the caller's feature context has SSSE3; SSE2 is part of
-    // x86_64.
-    unsafe {
-        let bswap = _mm_set_epi64x(0x0c0d_0e0f_0809_0a0b, 0x0405_0607_0001_0203);
-        w.map(|w| w.map(|v| _mm_shuffle_epi8(v, bswap)))
-    }
+    H::pair_out(x, y, states);
 }
 
 /// A hash with two-stream SHA-NI rounds that take a round hook, for
-/// `ni_cbc`: its state in two registers per stream, the message words,
-/// and one block of both streams.
+/// [`compress_x2`] and `ni_cbc`: its state in two registers per stream,
+/// the message words, and one block of both streams. Each method is
+/// inlined into `#[target_feature]` kernels, whose features its
+/// intrinsics need (SHA-NI, SSSE3, SSE4.1).
 pub(crate) trait NiPair: HashFunction {
     /// The state of both streams in registers.
     fn pair_in(states: &[Self::State; 2]) -> ([__m128i; 2], [__m128i; 2]);
@@ -313,50 +89,216 @@ pub(crate) trait NiPair: HashFunction {
 }
 
 impl NiPair for Sha1 {
+    /// Two SHA-1 states as the SHA-NI rounds hold them: A..D with A in lane 3
+    /// of one register, E in lane 3 of another, per stream.
+    ///
+    /// Inlined into `#[target_feature]` kernels with SSE4.1, as
+    /// [`NiPair::pair_out`].
     #[inline(always)]
     fn pair_in(states: &[[u32; 5]; 2]) -> ([__m128i; 2], [__m128i; 2]) {
-        sha1_pair_in(states)
+        let s = states.map(|s| s.map(|x| x as i32));
+        // SAFETY: SSE2, part of x86_64.
+        unsafe {
+            (
+                core::array::from_fn(|i| _mm_set_epi32(s[i][0], s[i][1], s[i][2], s[i][3])),
+                core::array::from_fn(|i| _mm_set_epi32(s[i][4], 0, 0, 0)),
+            )
+        }
     }
+
+    /// The inverse of [`NiPair::pair_in`], into `states`.
     #[inline(always)]
-    fn pair_out(x: [__m128i; 2], y: [__m128i; 2], states: &mut [[u32; 5]; 2]) {
-        sha1_pair_out(x, y, states)
+    fn pair_out(abcd: [__m128i; 2], e: [__m128i; 2], states: &mut [[u32; 5]; 2]) {
+        for (state, (x, e)) in states.iter_mut().zip(abcd.into_iter().zip(e)) {
+            // SAFETY: the caller's feature context has SSE4.1.
+            *state = unsafe {
+                [
+                    _mm_extract_epi32::<3>(x) as u32,
+                    _mm_extract_epi32::<2>(x) as u32,
+                    _mm_extract_epi32::<1>(x) as u32,
+                    _mm_extract_epi32::<0>(x) as u32,
+                    _mm_extract_epi32::<3>(e) as u32,
+                ]
+            };
+        }
     }
+
+    /// Two streams' blocks (16 bytes a register) as SHA-1 message words:
+    /// big-endian, `W[0]` in lane 3.
+    ///
+    /// Inlined into `#[target_feature]` kernels with SSSE3.
     #[inline(always)]
     fn words(w: [[__m128i; 4]; 2]) -> [[__m128i; 4]; 2] {
-        sha1_words(w)
+        // SAFETY: the caller's feature context has SSSE3; SSE2 is part of
+        // x86_64.
+        unsafe {
+            // Reverses all 16 bytes.
+            let reverse = _mm_set_epi64x(0x0001_0203_0405_0607, 0x0809_0a0b_0c0d_0e0f);
+            w.map(|w| w.map(|v| _mm_shuffle_epi8(v, reverse)))
+        }
     }
+
+    /// One SHA-1 block of two streams (`w` from [`NiPair::words`]), their twenty
+    /// groups of four rounds interleaved; `hook` runs after each group (`t`
+    /// from 0 to 19 of 20), where `ni_cbc` places its AES rounds.
+    ///
+    /// Inlined into `#[target_feature]` kernels with SHA-NI and SSE2, whose
+    /// feature context its intrinsics need.
     #[inline(always)]
     fn pair_block(
-        x: &mut [__m128i; 2],
-        y: &mut [__m128i; 2],
-        w: [[__m128i; 4]; 2],
+        abcd: &mut [__m128i; 2],
+        e: &mut [__m128i; 2],
+        mut w: [[__m128i; 4]; 2],
         hook: &mut impl RoundHook,
     ) {
-        sha1_pair_block(x, y, w, hook)
+        // SAFETY: the caller's feature context has SHA-NI and SSE2.
+        unsafe {
+            let (abcd0, e0) = (*abcd, *e);
+            // The state before the previous group: its A gives the next
+            // group's E (`sha1nexte`).
+            let mut before = *abcd;
+            for i in 0..2 {
+                abcd[i] = _mm_sha1rnds4_epu32::<0>(abcd[i], _mm_add_epi32(e[i], w[i][0]));
+            }
+            hook.after_round(0, 20);
+            macro_rules! group {
+                ($($g:literal $f:literal)*) => {$({
+                    const G: usize = $g;
+                    for i in 0..2 {
+                        let w = &mut w[i];
+                        if G >= 4 {
+                            // W[4g..4g+4] from the previous sixteen words.
+                            w[G % 4] = _mm_sha1msg2_epu32(
+                                _mm_xor_si128(
+                                    _mm_sha1msg1_epu32(w[G % 4], w[(G + 1) % 4]),
+                                    w[(G + 2) % 4],
+                                ),
+                                w[(G + 3) % 4],
+                            );
+                        }
+                        let next_e = _mm_sha1nexte_epu32(before[i], w[G % 4]);
+                        before[i] = abcd[i];
+                        abcd[i] = _mm_sha1rnds4_epu32::<$f>(abcd[i], next_e);
+                        // Keeps the two chains interleaved group by group.
+                        pin_xmm(&mut abcd[i]);
+                    }
+                    hook.after_round(G, 20);
+                })*};
+            }
+            group!(1 0 2 0 3 0 4 0 5 1 6 1 7 1 8 1 9 1);
+            group!(10 2 11 2 12 2 13 2 14 2 15 3 16 3 17 3 18 3 19 3);
+            for i in 0..2 {
+                abcd[i] = _mm_add_epi32(abcd[i], abcd0[i]);
+                e[i] = _mm_sha1nexte_epu32(before[i], e0[i]);
+            }
+        }
     }
 }
 
 impl NiPair for Sha256 {
+    /// Two SHA-256 states as the SHA-NI rounds hold them: A B E F and C D G H
+    /// in lanes 3..0 of two registers per stream.
+    ///
+    /// Inlined into `#[target_feature]` kernels with SSE4.1, as
+    /// [`NiPair::pair_out`].
     #[inline(always)]
     fn pair_in(states: &[[u32; 8]; 2]) -> ([__m128i; 2], [__m128i; 2]) {
-        sha256_pair_in(states)
+        let lanes = |i: usize, [a, b, c, d]: [usize; 4]| {
+            let s = states[i].map(|x| x as i32);
+            // SAFETY: SSE2, part of x86_64.
+            unsafe { _mm_set_epi32(s[a], s[b], s[c], s[d]) }
+        };
+        (
+            core::array::from_fn(|i| lanes(i, [0, 1, 4, 5])),
+            core::array::from_fn(|i| lanes(i, [2, 3, 6, 7])),
+        )
     }
+
+    /// The inverse of [`NiPair::pair_in`], into `states`.
     #[inline(always)]
-    fn pair_out(x: [__m128i; 2], y: [__m128i; 2], states: &mut [[u32; 8]; 2]) {
-        sha256_pair_out(x, y, states)
+    fn pair_out(abef: [__m128i; 2], cdgh: [__m128i; 2], states: &mut [[u32; 8]; 2]) {
+        for (state, (x, y)) in states.iter_mut().zip(abef.into_iter().zip(cdgh)) {
+            // SAFETY: the caller's feature context has SSE4.1.
+            *state = unsafe {
+                [
+                    _mm_extract_epi32::<3>(x) as u32,
+                    _mm_extract_epi32::<2>(x) as u32,
+                    _mm_extract_epi32::<3>(y) as u32,
+                    _mm_extract_epi32::<2>(y) as u32,
+                    _mm_extract_epi32::<1>(x) as u32,
+                    _mm_extract_epi32::<0>(x) as u32,
+                    _mm_extract_epi32::<1>(y) as u32,
+                    _mm_extract_epi32::<0>(y) as u32,
+                ]
+            };
+        }
     }
+
+    /// Two streams' blocks (16 bytes a register) as SHA-256 message words:
+    /// each 32-bit word byte-swapped, `W[0]` in lane 0.
+    ///
+    /// Inlined into `#[target_feature]` kernels with SSSE3.
     #[inline(always)]
     fn words(w: [[__m128i; 4]; 2]) -> [[__m128i; 4]; 2] {
-        sha256_words(w)
+        // SAFETY: the caller's feature context has SSSE3; SSE2 is part of
+        // x86_64.
+        unsafe {
+            let bswap = _mm_set_epi64x(0x0c0d_0e0f_0809_0a0b, 0x0405_0607_0001_0203);
+            w.map(|w| w.map(|v| _mm_shuffle_epi8(v, bswap)))
+        }
     }
+
+    /// One SHA-256 block of two streams (`w`: each stream's message words,
+    /// big-endian words already swapped, `W[0]` in lane 0), their sixteen
+    /// groups of four rounds interleaved; `hook` runs after each group (`t`
+    /// from 0 to 15 of 16), where `ni_cbc` places its AES rounds.
+    ///
+    /// Inlined into `#[target_feature]` kernels with SHA-NI and SSSE3, whose
+    /// feature context its intrinsics need.
     #[inline(always)]
     fn pair_block(
-        x: &mut [__m128i; 2],
-        y: &mut [__m128i; 2],
-        w: [[__m128i; 4]; 2],
+        abef: &mut [__m128i; 2],
+        cdgh: &mut [__m128i; 2],
+        mut w: [[__m128i; 4]; 2],
         hook: &mut impl RoundHook,
     ) {
-        sha256_pair_block(x, y, w, hook)
+        // SAFETY: the caller's feature context has SHA-NI and SSSE3.
+        unsafe {
+            let (abef0, cdgh0) = (*abef, *cdgh);
+            macro_rules! group {
+                ($($g:literal)*) => {$({
+                    const G: usize = $g;
+                    let k = _mm_set_epi32(
+                        K[4 * G + 3] as i32,
+                        K[4 * G + 2] as i32,
+                        K[4 * G + 1] as i32,
+                        K[4 * G] as i32,
+                    );
+                    for i in 0..2 {
+                        let w = &mut w[i];
+                        if G >= 4 {
+                            // W[t] = s1(W[t-2]) + W[t-7] + s0(W[t-15]) + W[t-16].
+                            let w7 = _mm_alignr_epi8::<4>(w[(G + 3) % 4], w[(G + 2) % 4]);
+                            w[G % 4] = _mm_sha256msg2_epu32(
+                                _mm_add_epi32(_mm_sha256msg1_epu32(w[G % 4], w[(G + 1) % 4]), w7),
+                                w[(G + 3) % 4],
+                            );
+                        }
+                        let m = _mm_add_epi32(w[G % 4], k);
+                        cdgh[i] = _mm_sha256rnds2_epu32(cdgh[i], abef[i], m);
+                        abef[i] = _mm_sha256rnds2_epu32(abef[i], cdgh[i], _mm_shuffle_epi32::<0x0e>(m));
+                        // Keeps the two chains interleaved group by group.
+                        pin_xmm(&mut abef[i]);
+                    }
+                    hook.after_round(G, 16);
+                })*};
+            }
+            group!(0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15);
+            for i in 0..2 {
+                abef[i] = _mm_add_epi32(abef[i], abef0[i]);
+                cdgh[i] = _mm_add_epi32(cdgh[i], cdgh0[i]);
+            }
+        }
     }
 }
 
@@ -398,7 +340,7 @@ mod tests {
                 let start: [[u32; 5]; 2] =
                     core::array::from_fn(|_| core::array::from_fn(|_| rng.next() as u32));
                 let mut ours = start;
-                sha1_x2(t, &mut ours, &[&streams[0], &streams[1]], blocks);
+                compress_x2::<Sha1>(t, &mut ours, &[&streams[0], &streams[1]], blocks);
                 for i in 0..2 {
                     let mut theirs = start[i];
                     let blocks = &streams[i].as_chunks::<64>().0[..blocks];
@@ -421,7 +363,7 @@ mod tests {
                 let start: [[u32; 8]; 2] =
                     core::array::from_fn(|_| core::array::from_fn(|_| rng.next() as u32));
                 let mut ours = start;
-                sha256_x2(t, &mut ours, &[&streams[0], &streams[1]], blocks);
+                compress_x2::<Sha256>(t, &mut ours, &[&streams[0], &streams[1]], blocks);
                 for i in 0..2 {
                     let mut theirs = start[i];
                     let blocks = &streams[i].as_chunks::<64>().0[..blocks];
@@ -443,12 +385,12 @@ mod tests {
             let mut data: [&[u8]; 2] = [&other, &other];
             data[lane] = &padded;
             let mut s1 = [<Sha1 as HashFunction>::INITIAL_STATE; 2];
-            sha1_x2(t, &mut s1, &data, 1);
+            compress_x2::<Sha1>(t, &mut s1, &data, 1);
             let mut d1 = [0u8; 20];
             Sha1::write_output(&s1[lane], &mut d1);
             assert_eq!(d1, ABC_SHA1, "SHA-1 stream {lane}");
             let mut s2 = [<Sha256 as HashFunction>::INITIAL_STATE; 2];
-            sha256_x2(t, &mut s2, &data, 1);
+            compress_x2::<Sha256>(t, &mut s2, &data, 1);
             let mut d2 = [0u8; 32];
             Sha256::write_output(&s2[lane], &mut d2);
             assert_eq!(d2, ABC_SHA256, "SHA-256 stream {lane}");
@@ -475,7 +417,7 @@ mod tests {
         let mut s1 = [<Sha1 as HashFunction>::INITIAL_STATE; 2];
         let mut r1 = s1;
         let m1 = alternate(&mut [
-            &mut || sha1_x2(t, std::hint::black_box(&mut s1), &data, BLOCKS),
+            &mut || compress_x2::<Sha1>(t, std::hint::black_box(&mut s1), &data, BLOCKS),
             &mut || {
                 for (st, d) in r1.iter_mut().zip(data) {
                     Compress::<Sha1>::compress(&ni, std::hint::black_box(st), one(d));
@@ -486,7 +428,7 @@ mod tests {
         let mut s2 = [<Sha256 as HashFunction>::INITIAL_STATE; 2];
         let mut r2 = s2;
         let m2 = alternate(&mut [
-            &mut || sha256_x2(t, std::hint::black_box(&mut s2), &data, BLOCKS),
+            &mut || compress_x2::<Sha256>(t, std::hint::black_box(&mut s2), &data, BLOCKS),
             &mut || {
                 for (st, d) in r2.iter_mut().zip(data) {
                     Compress::<Sha256>::compress(&ni, std::hint::black_box(st), one(d));
@@ -586,14 +528,14 @@ mod tests {
         crossover::<5>(
             "SHA-1",
             |s, d, n| super::super::sha1_x16::compress_x16(v, s, d, n),
-            |s, d, n| sha1_x2(t, s, d, n),
+            |s, d, n| compress_x2::<Sha1>(t, s, d, n),
             |s, b| Compress::<Sha1>::compress(&ni, s, b),
             <Sha1 as HashFunction>::INITIAL_STATE,
         );
         crossover::<8>(
             "SHA-256",
             |s, d, n| super::super::sha256_x16::compress_x16(v, s, d, n),
-            |s, d, n| sha256_x2(t, s, d, n),
+            |s, d, n| compress_x2::<Sha256>(t, s, d, n),
             |s, b| Compress::<Sha256>::compress(&ni, s, b),
             <Sha256 as HashFunction>::INITIAL_STATE,
         );
