@@ -17,8 +17,9 @@
 //! - `sha1_cbc_x8`: both in one loop, up to eight lanes' SHA-1 blocks
 //!   with the AES rounds that encrypt the bytes behind them between the
 //!   hash rounds, for sealing a few MAC-then-encrypt records.
-//! - `ni_cbc`: the same for two lanes of SHA-1 or SHA-256 on SHA-NI, two
-//!   streams with the AES rounds of their two chains between the rounds.
+//! - `ni_cbc`: the same on SHA-NI: two lanes of SHA-1 or SHA-256 hashed
+//!   as two streams, with the AES rounds of up to four CBC chains (the
+//!   two hashed lanes and two already hashed) between the rounds.
 //! - `secret_tail`: the secret-length finish of sixteen or eight SHA-1 or
 //!   SHA-256 lanes, the masks applied to the transposed message words.
 //! - `words`: the 32-bit lane operations that code is written over, at
