@@ -12,31 +12,19 @@
 //! two streams hash 1.2x as fast as one on an Intel Xeon (family 6, model
 //! 0xCF), 1.8x (SHA-1) and 1.5x (SHA-256) on an AMD EPYC (family 0x1A,
 //! model 2), and 1.8x and 1.6x on an AMD EPYC of family 0x19 model 1 (Zen
-//! 3, no AVX-512: `two_streams_against_one` prints it); on the first two, sixteen AVX-512 lanes beat two-stream SHA-NI from 5
-//! busy lanes for SHA-1 and from 9 for SHA-256. The batch engine pairs the
+//! 3, no AVX-512: `two_streams_against_one` prints it); on the first two,
+//! sixteen AVX-512 lanes beat two-stream SHA-NI from 5 busy lanes for
+//! SHA-1 and from 9 for SHA-256. The batch engine pairs the
 //! lanes left below that crossover, and on CPUs where two streams nearly
 //! double the speed gives small batches lanes (`cpu::Tuning`).
 
 use core::arch::x86_64::*;
 
 use super::super::{ShaNi, block, load, pin_xmm};
+use super::sha1_x16::lane_blocks;
 use super::sha256_x16::K;
 use super::words::RoundHook;
 use crate::primitives::hash::{HashFunction, Sha1, Sha256};
-
-/// Each stream's blocks, checked to be at least `blocks` long.
-fn stream_blocks<'a>(data: &[&'a [u8]; 2], blocks: usize) -> [&'a [[u8; 64]]; 2] {
-    core::array::from_fn(|i| {
-        let (whole, _) = data[i].as_chunks::<64>();
-        // An internal invariant: the batch layer hands whole blocks.
-        assert!(
-            whole.len() >= blocks,
-            "stream {i}: {} bytes, fewer than {blocks} blocks",
-            data[i].len()
-        );
-        &whole[..blocks]
-    })
-}
 
 /// Compression of two independent streams of the hash `H`: stream `i`
 /// runs `blocks` 64-byte blocks from `data[i]` (at least `64 * blocks`
@@ -48,7 +36,7 @@ pub(crate) fn compress_x2<H: NiPair>(
     blocks: usize,
 ) {
     let _ = t;
-    let streams = stream_blocks(data, blocks);
+    let streams = lane_blocks(data, blocks);
     // SAFETY: `t` proves the CPU has SHA-NI, SSE2, SSSE3 and SSE4.1, all
     // the kernel enables.
     unsafe { kernel::<H>(states, &streams) }
