@@ -1464,27 +1464,36 @@ mod lanes {
         Done,
     }
 
-    /// One lane: its scratch blocks and where it is.
+    /// One lane: its copied blocks and where it is.
     struct Lane<'a, H: HashFunction> {
-        head: H::Block,
-        /// The bytes after the whole blocks; when finishing, with the
-        /// padding (up to two blocks of the longest hash).
-        tail: [u8; 256],
-        tail_blocks: usize,
-        rest_len: usize,
-        outer: H::Block,
+        /// The copied blocks, one after another: the first block at 0;
+        /// from one block on, the bytes after the whole blocks (when
+        /// finishing, with the padding: up to two blocks); from three
+        /// blocks on, the outer hash's block. Sized for 128-byte blocks.
+        scratch: [u8; 4 * 128],
         /// `data[middle..]` holds the whole blocks hashed in place.
         data: &'a [u8],
         middle: usize,
         middle_blocks: usize,
+        tail_blocks: usize,
+        rest_len: usize,
         /// Finish the HMAC, or stop after the message's whole blocks.
         finish: bool,
         segment: Segment,
-        /// Blocks of the current segment already hashed.
-        at: usize,
+        /// Where the current segment's next block starts: in `data` for
+        /// `Middle`, else in `scratch`. With `left`, kept as the lane
+        /// advances, so that the loop over the lanes does not work them
+        /// out from the segment for every lane at every step.
+        pos: usize,
+        /// Blocks left in the current segment.
+        left: usize,
+        _hash: core::marker::PhantomData<H>,
     }
 
     impl<'a, H: HashFunction> Lane<'a, H> {
+        const TAIL: usize = H::BLOCK_LEN;
+        const OUTER: usize = 3 * H::BLOCK_LEN;
+
         /// A lane from the first block, built in `slot`.
         fn new_in<'s>(
             slot: &'s mut Option<Self>,
@@ -1503,9 +1512,10 @@ mod lanes {
             debug_assert!(13 + data.len() >= H::BLOCK_LEN);
             let lane = Self::start_in(slot, &[0; 13], data, true, Segment::Middle);
             if hashed < lane.middle_blocks {
-                lane.at = hashed;
+                lane.pos += hashed * H::BLOCK_LEN;
+                lane.left -= hashed;
             } else {
-                lane.segment = Segment::Tail;
+                lane.enter(Segment::Tail);
             }
         }
 
@@ -1538,24 +1548,25 @@ mod lanes {
                 true => 1,
             };
             let lane = slot.insert(Lane {
-                head: H::ZERO_BLOCK,
-                tail: [0u8; 256],
-                tail_blocks,
-                rest_len,
-                outer: H::ZERO_BLOCK,
+                scratch: [0u8; 4 * 128],
                 data,
                 middle,
                 middle_blocks,
+                tail_blocks,
+                rest_len,
                 finish,
                 segment,
-                at: 0,
+                pos: 0,
+                left: 0,
+                _hash: core::marker::PhantomData,
             });
-            let tail = &mut lane.tail;
+            lane.enter(segment);
+            let (head, rest) = lane.scratch.split_at_mut(Self::TAIL);
+            let tail = &mut rest[..2 * b];
             if msg_len >= b {
                 if from == Segment::Head {
-                    let h = lane.head.as_mut();
-                    h[..13].copy_from_slice(prefix);
-                    h[13..].copy_from_slice(&data[..b - 13]);
+                    head[..13].copy_from_slice(prefix);
+                    head[13..b].copy_from_slice(&data[..b - 13]);
                 }
                 tail[..rest_len].copy_from_slice(&data[data.len() - rest_len..]);
             } else {
@@ -1572,11 +1583,24 @@ mod lanes {
             lane
         }
 
+        /// Moves to the start of `segment`.
+        fn enter(&mut self, segment: Segment) {
+            self.segment = segment;
+            (self.pos, self.left) = match segment {
+                Segment::Head => (0, 1),
+                Segment::Middle => (self.middle, self.middle_blocks),
+                Segment::Tail => (Self::TAIL, self.tail_blocks),
+                Segment::Outer => (Self::OUTER, 1),
+                Segment::Done => (0, 0),
+            };
+        }
+
         /// Where a lane that does not finish stopped, into `slot`: `state`
         /// after the message's whole blocks, and the bytes left over.
         fn engine_into(&self, state: &H::State, slot: &mut Option<Engine<H>>) {
             let e = slot.insert(Engine::<H>::resume(*state, 0));
-            e.buffer.as_mut()[..self.rest_len].copy_from_slice(&self.tail[..self.rest_len]);
+            let rest = &self.scratch[Self::TAIL..Self::TAIL + self.rest_len];
+            e.buffer.as_mut()[..self.rest_len].copy_from_slice(rest);
             e.buffered = self.rest_len;
             e.total = (H::BLOCK_LEN + 13 + self.data.len()) as u64;
         }
@@ -1587,28 +1611,16 @@ mod lanes {
 
         /// Blocks left in the current segment.
         fn left(&self) -> usize {
-            let total = match self.segment {
-                Segment::Head | Segment::Outer => 1,
-                Segment::Middle => self.middle_blocks,
-                Segment::Tail => self.tail_blocks,
-                Segment::Done => 0,
-            };
-            total - self.at
+            self.left
         }
 
         /// The current segment's unhashed bytes.
         fn input(&self) -> &[u8] {
-            let b = H::BLOCK_LEN;
-            match self.segment {
-                Segment::Head => self.head.as_ref(),
-                Segment::Middle => {
-                    let start = self.middle + self.at * b;
-                    &self.data[start..self.middle + self.middle_blocks * b]
-                }
-                Segment::Tail => &self.tail[self.at * b..self.tail_blocks * b],
-                Segment::Outer => self.outer.as_ref(),
-                Segment::Done => &[],
-            }
+            let from = match self.segment {
+                Segment::Middle => self.data,
+                _ => &self.scratch[..],
+            };
+            &from[self.pos..self.pos + self.left * H::BLOCK_LEN]
         }
 
         /// Records `n` hashed blocks; on finishing a segment moves on,
@@ -1617,10 +1629,10 @@ mod lanes {
         /// engine to the job once the whole blocks are done: the lane's
         /// state is then reused as a filler).
         fn advance(&mut self, n: usize, state: &mut H::State, job: &mut HashJob<'_, H>) {
-            self.at += n;
-            while self.busy() && self.left() == 0 {
-                self.at = 0;
-                self.segment = match self.segment {
+            self.left -= n;
+            self.pos += n * H::BLOCK_LEN;
+            while self.busy() && self.left == 0 {
+                let next = match self.segment {
                     Segment::Head => Segment::Middle,
                     Segment::Middle if self.finish => Segment::Tail,
                     Segment::Middle => {
@@ -1628,7 +1640,7 @@ mod lanes {
                         Segment::Done
                     }
                     Segment::Tail => {
-                        let o = self.outer.as_mut();
+                        let o = &mut self.scratch[Self::OUTER..Self::OUTER + H::BLOCK_LEN];
                         H::write_output(state, &mut o[..H::OUTPUT_LEN]);
                         o[H::OUTPUT_LEN] = 0x80;
                         let bits = ((H::BLOCK_LEN + H::OUTPUT_LEN) as u64) * 8;
@@ -1645,6 +1657,7 @@ mod lanes {
                     }
                     Segment::Done => Segment::Done,
                 };
+                self.enter(next);
             }
         }
     }
