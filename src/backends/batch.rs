@@ -1028,10 +1028,11 @@ mod lanes {
         let mut bodies: [&mut [u8]; WINDOW] = Default::default();
         let mut ivs = [[0u8; 16]; WINDOW];
         let mut schedules: [Option<&Schedule<N>>; WINDOW] = [None; WINDOW];
-        let (_, lanes, rank) = longest_first(window, |i, j| j.body_range().len() - from[i]);
-        for (i, job) in window.iter_mut().enumerate() {
-            let Some(job) = job else { continue };
-            let lane = rank[i];
+        let (order, lanes, _) = longest_first(window, |i, j| j.body_range().len() - from[i]);
+        // Jobs taken by slot in lane order: slot `order[lane]` to `lane`.
+        let mut slots = window.each_mut().map(Option::as_mut);
+        for (lane, &i) in order[..lanes].iter().enumerate() {
+            let job = slots[i].take().expect("a job per lane");
             schedules[lane] = Some(Aes::schedule(aes_ni_key(job.aes)));
             ivs[lane] = job.iv;
             let range = job.body_range();
@@ -1070,9 +1071,9 @@ mod lanes {
                 }
             }
         }
-        for (i, job) in window.iter_mut().enumerate() {
-            if let Some(job) = job {
-                job.iv = ivs[rank[i]];
+        for (iv, &i) in ivs.iter().zip(&order[..lanes]) {
+            if let Some(job) = window[i].as_mut() {
+                job.iv = *iv;
             }
         }
     }
