@@ -51,17 +51,19 @@ fn cpu_bits() -> u32 {
 ///
 /// | CPU (CPUID vendor, family, model) | MAC-then-encrypt open, public prefix | SHA-384/512 (where AVX-512 is allowed) | SHA-1/SHA-256 batches of 3 jobs up to the lane kernels' crossover | the SHA-1/SHA-256 lane kernels (AVX-512) | stitched seal lanes (SHA-1: `STITCHED_SHA1`; SHA-256: `STITCHED_SHA256`) |
 /// |---|---|---|---|---|---|
+/// | AMD family 0x17, models 0x30 and up (Zen 2: no AVX-512) | SHA-1/SHA-256: AES-NI decryption fused with SHA-NI; SHA-384: the whole prefix decrypted, then hashed (model 0x31: AES-256-CBC-SHA384 open at 16 KiB 0.84-0.91x OpenSSL, fused 0.72-0.75x) | (no AVX-512) AVX2 schedule, BMI2 rounds, two-block loop rolled (see below; model 0x31: SHA-384 at 16 KiB 0.89-0.90x OpenSSL, unrolled 0.83-0.85x) | in lanes: eight AES-NI CBC lanes, hashed two streams at a time on SHA-NI (model 0x31: 4 x 16 KiB seal 1.28x one by one for SHA-1, 1.35x for SHA-256; open 1.20-1.22x and 1.30-1.32x) | (no AVX-512) | (no AVX-512) |
 /// | AMD family 0x19, models 0x00-0x0F and 0x20-0x5F (Zen 3: no AVX-512) | SHA-1/SHA-256: AES-NI decryption fused with SHA-NI; SHA-384: the whole prefix decrypted, then hashed (see below) | (no AVX-512) AVX2 schedule, BMI2 rounds, two-block loop (model 1: SHA-384 at 16 KiB 0.81-0.95x OpenSSL, one block at a time 0.69-0.72x) | in lanes: eight AES-NI CBC lanes, hashed two streams at a time on SHA-NI (model 1: two streams hash 1.80x as fast as one for SHA-1, 1.59x for SHA-256) | (no AVX-512) | (no AVX-512) |
 /// | AMD family 0x19, other models (Zen 4) | VAES-512 decryption fused with SHA-NI | AVX-512VL schedule and split rounds (6-7% faster than AVX2 there, the split rounds about 5% more), one block at a time (see below) | in lanes, hashed two streams at a time on SHA-NI (model 0x11: two streams hash 1.75x as fast as one for SHA-1, 1.62x for SHA-256) | from 5 busy lanes (SHA-1) and 14 (SHA-256): 512-bit instructions run as two halves (see below) | from 3 records (model 0x11: three of 16 KiB 1.35x one by one, four of 16 KiB 1.73x against 1.44x for two SHA-NI streams, four of 768 bytes 1.18x); SHA-256 two lanes at a time on SHA-NI, 3 to 6 records (see below) |
 /// | AMD family 0x1A (Zen 5) and later | VAES-512 decryption fused with SHA-NI | AVX2 schedule, BMI2 rounds (SHA-384 at 16 KiB: 1.06 GB/s against 0.75-0.77 GB/s for the AVX-512VL kernel), one block at a time (see below) | in lanes, hashed two streams at a time on SHA-NI (model 2: two streams hash 1.8x as fast as one for SHA-1, 1.5x for SHA-256) | from the sixteen-lane crossover (not measured there) | from 5 records (not measured there) |
 /// | Intel | SHA-1/SHA-256: AES-NI decryption fused with SHA-NI; SHA-384: the whole prefix decrypted, then hashed (see below) | AVX-512VL schedule and split rounds (family 6 model 0xCF: SHA-384 at 16 KiB 0.94x OpenSSL against 0.84x for AVX2, medians of 6 alternating runs; model 0xA7: 0.98-1.01x against 0.98-1.03x, a tie) | one record at a time (family 6 models 0xCF and 0xA7: two streams hash only 1.2x as fast as one, less than the stitched single seal gains) | from 4 busy lanes (SHA-1) and 6 (SHA-256) on the eight-lane kernels (model 0xA7: an eight-lane call costs 0.67-0.71 of a sixteen-lane one; see below) | from 3 records (model 0xA7) |
 /// | any other | AES-NI decryption fused with SHA-NI | AVX-512VL schedule and split rounds | one record at a time | from the sixteen-lane crossover | from 5 records |
 ///
-/// AMD Zen 3 and Intel open SHA-384 records unfused. On Zen 3 the SHA-512
-/// rounds interleaved with AES-NI decryption ran the 16 KiB open at
-/// 0.70-0.74x OpenSSL, decryption first and then the hash at 0.81-0.90x
-/// (family 0x19 model 1, 3 alternating runs each, the hash kernel alone
-/// 0.81-0.95x). On Intel family 6 model 0xA7 the fused open ran at
+/// AMD Zen 2, Zen 3 and Intel open SHA-384 records unfused. On Zen 3 the
+/// SHA-512 rounds interleaved with AES-NI decryption ran the 16 KiB open
+/// at 0.70-0.74x OpenSSL, decryption first and then the hash at
+/// 0.81-0.90x (family 0x19 model 1, 3 alternating runs each, the hash
+/// kernel alone 0.81-0.95x); on Zen 2 (family 0x17 model 0x31, the pair
+/// loop rolled) at 0.72-0.75x fused and 0.84-0.91x unfused. On Intel family 6 model 0xA7 the fused open ran at
 /// 0.94-0.96x OpenSSL at 16 KiB, unfused at 1.01-1.04x (4 alternating
 /// runs each; equal at 1 KiB and 256 B): AES-NI and the AVX-512 SHA-512
 /// rounds there share a vector port. SHA-1 and SHA-256 gain from the
@@ -79,6 +81,15 @@ fn cpu_bits() -> u32 {
 /// 0.94x / 0.88x through the loop (medians of 5 alternating runs); the
 /// AVX2 kernel, which runs there only when the override masks AVX-512
 /// off, keeps the loop (0.96x against 0.86x at 16 KiB).
+///
+/// AMD Zen 2 runs the SHA-512 pair loop rolled, sixteen rounds of code
+/// run five times over each block (about 1,640 instructions for a pair of
+/// blocks, against about 4,980 unrolled): its decoded-instruction cache
+/// holds 4,096 operations, which the unrolled loop overflows. On family
+/// 0x17 model 0x31 SHA-384 at 16 KiB ran at 0.89-0.90x OpenSSL rolled and
+/// 0.83-0.85x unrolled, at 1 KiB 0.98x against 0.93-0.97x (3 alternating
+/// runs each). Zen 1 (family 0x17 below model 0x30) was not measured and
+/// keeps the defaults.
 ///
 /// Everywhere, eight or fewer busy lanes that the sixteen-lane kernels
 /// would take run in the eight-lane ones instead: a 256-bit instruction
@@ -154,6 +165,9 @@ pub(crate) struct Tuning {
     /// give (else SHA-256 in lanes hashed first and encrypted after, or
     /// one by one; SHA-1 in `sha1_cbc_x8`, or one by one).
     pub(crate) stitched_ni_pairs: bool,
+    /// Run the SHA-512 pair loop rolled, sixteen rounds of code five
+    /// times a block (else unrolled).
+    pub(crate) sha512_pairs_rolled: bool,
 }
 
 impl Tuning {
@@ -164,7 +178,7 @@ impl Tuning {
         // few_lanes_sha_ni << 3 | sha512_pairs_avx2 << 4 |
         // sha384_open_fused << 5 | eight_lanes << 6 |
         // sha512_pairs_avx512 << 7 | halved_512 << 8 | stitched_sha1 << 9 |
-        // stitched_ni_pairs << 10.
+        // stitched_ni_pairs << 10 | sha512_pairs_rolled << 11.
         static CACHE: AtomicU16 = AtomicU16::new(0);
         let bits = match CACHE.load(Ordering::Relaxed) {
             0 => {
@@ -180,7 +194,8 @@ impl Tuning {
                     | u16::from(t.sha512_pairs_avx512) << 7
                     | u16::from(t.halved_512) << 8
                     | u16::from(t.stitched_sha1) << 9
-                    | u16::from(t.stitched_ni_pairs) << 10;
+                    | u16::from(t.stitched_ni_pairs) << 10
+                    | u16::from(t.sha512_pairs_rolled) << 11;
                 CACHE.store(bits, Ordering::Relaxed);
                 bits
             }
@@ -197,6 +212,7 @@ impl Tuning {
             halved_512: bits & 256 != 0,
             stitched_sha1: bits & 512 != 0,
             stitched_ni_pairs: bits & 1024 != 0,
+            sha512_pairs_rolled: bits & 2048 != 0,
         }
     }
 
@@ -204,6 +220,8 @@ impl Tuning {
     /// and display model.
     fn for_cpu(vendor: [u8; 12], family: u32, model: u32) -> Tuning {
         let amd = &vendor == b"AuthenticAMD";
+        // Family 0x17 is Zen 1 (models below 0x30) and Zen 2.
+        let zen2 = amd && family == 0x17 && model >= 0x30;
         // Family 0x19 is Zen 3 and Zen 4; the models tell them apart.
         let zen3 = amd && family == 0x19 && matches!(model, 0x00..=0x0f | 0x20..=0x5f);
         let zen4 = amd && family == 0x19 && !zen3;
@@ -211,14 +229,15 @@ impl Tuning {
         Tuning {
             vaes_sha_ni_fusion: amd,
             sha512_avx512: !amd || family < 0x1a,
-            few_lanes_sha_ni: amd && family >= 0x19,
+            few_lanes_sha_ni: zen2 || (amd && family >= 0x19),
             sha512_pairs_avx2: !amd || family < 0x1a,
             sha512_pairs_avx512: !amd || zen3,
-            sha384_open_fused: !(zen3 || intel),
+            sha384_open_fused: !(zen2 || zen3 || intel),
             eight_lanes: intel,
             halved_512: zen4,
             stitched_sha1: intel || zen4,
             stitched_ni_pairs: zen4,
+            sha512_pairs_rolled: zen2,
         }
     }
 
@@ -414,21 +433,37 @@ mod tests {
                 t.halved_512,
                 t.stitched_sha1,
                 t.stitched_ni_pairs,
+                t.sha512_pairs_rolled,
             )
         };
-        let zen3 = (
-            true, true, true, true, false, false, true, false, false, false,
+        let zen2 = (
+            true, true, true, true, false, false, false, false, false, false, true,
         );
-        let zen4 = (true, true, true, true, true, false, false, true, true, true);
+        let zen3 = (
+            true, true, true, true, false, false, true, false, false, false, false,
+        );
+        let zen4 = (
+            true, true, true, true, true, false, false, true, true, true, false,
+        );
         let zen5 = (
-            true, false, true, false, true, false, false, false, false, false,
+            true, false, true, false, true, false, false, false, false, false, false,
         );
         let intel = (
-            false, true, false, true, false, true, true, false, true, false,
+            false, true, false, true, false, true, true, false, true, false, false,
         );
         let other = (
-            false, true, false, true, true, false, true, false, false, false,
+            false, true, false, true, true, false, true, false, false, false, false,
         );
+        let zen1 = (
+            true, true, false, true, true, false, false, false, false, false, false,
+        );
+        // Zen 2: Rome, Renoir, Matisse; Zen 1 and Zen+ keep the defaults.
+        for model in [0x31, 0x60, 0x71] {
+            assert_eq!(t(b"AuthenticAMD", 0x17, model), zen2, "{model:#x}");
+        }
+        for model in [0x01, 0x08, 0x18] {
+            assert_eq!(t(b"AuthenticAMD", 0x17, model), zen1, "{model:#x}");
+        }
         // Zen 3: Milan, Vermeer, Rembrandt, Cezanne.
         for model in [0x01, 0x08, 0x21, 0x44, 0x50] {
             assert_eq!(t(b"AuthenticAMD", 0x19, model), zen3, "{model:#x}");

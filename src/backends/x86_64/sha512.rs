@@ -838,6 +838,15 @@ sha512_kernel!(
 /// blocks, about even at 8, slower at 2 and 3).
 const PAIRS_FROM: usize = 8;
 
+/// The code layout of the pair loop on this CPU.
+fn pair_layout() -> super::sha512_pair::Layout {
+    if crate::backends::cpu::Tuning::get().sha512_pairs_rolled {
+        super::sha512_pair::Layout::Rolled
+    } else {
+        super::sha512_pair::Layout::Unrolled
+    }
+}
+
 /// SHA-512's compression of `blocks` into `state` with [`Sha384Avx2`] (the
 /// two-block loop for long runs, on the CPUs whose `Tuning` asks for it).
 pub(crate) fn compress512_avx2(token: super::Avx2, state: &mut [u64; 8], blocks: &[[u8; 128]]) {
@@ -845,7 +854,7 @@ pub(crate) fn compress512_avx2(token: super::Avx2, state: &mut [u64; 8], blocks:
     if blocks.len() >= PAIRS_FROM && crate::backends::cpu::Tuning::get().sha512_pairs_avx2 {
         // SAFETY: `token` proves the CPU has AVX2, BMI1, BMI2, SSSE3 and
         // SSE4.1, the features the loop enables.
-        unsafe { super::sha512_pair::compress_pairs_avx2(state, blocks) }
+        unsafe { super::sha512_pair::compress_pairs(pair_layout(), state, blocks) }
     } else {
         // SAFETY: as above, the features the kernel enables.
         unsafe { compress_blocks_avx2(state, blocks) }
@@ -867,7 +876,7 @@ pub(crate) fn compress512_avx512(
         let (pairs, odd) = blocks.split_at(blocks.len() & !1);
         // SAFETY: `token` proves the CPU has AVX2, BMI1, BMI2, SSSE3 and
         // SSE4.1 (with AVX-512 F and VL), the features the loop enables.
-        unsafe { super::sha512_pair::compress_pairs_avx2(state, pairs) };
+        unsafe { super::sha512_pair::compress_pairs(pair_layout(), state, pairs) };
         // SAFETY: `token` proves the CPU has AVX2, BMI1, BMI2, SSSE3,
         // SSE4.1 and AVX-512 F and VL: the features the kernel enables.
         unsafe { compress_blocks_avx512(state, odd) }
@@ -919,6 +928,9 @@ impl Sha512Kernel {
     pub(crate) fn name(self) -> &'static str {
         match self {
             Sha512Kernel::Crate => "the sha2 crate",
+            Sha512Kernel::Avx2(_) if crate::backends::cpu::Tuning::get().sha512_pairs_rolled => {
+                "AVX2 schedule, BMI2 rounds, rolled two-block loop"
+            }
             Sha512Kernel::Avx2(_) => "AVX2 schedule, BMI2 rounds",
             Sha512Kernel::Avx512(_) => "AVX-512VL schedule and split rounds",
         }

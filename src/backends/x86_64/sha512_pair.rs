@@ -37,12 +37,12 @@ const fn sum_offset(t: usize, blk: usize) -> usize {
 /// implementation per instruction set.
 trait PairSchedule {
     /// Words `2 p` and `2 p + 1` (`p >= 8`) of both blocks from the ring
-    /// `x` of the last sixteen (pair `p - 8` in `x[p % 8]`, which the new
-    /// pair replaces); returns them plus their round constants.
+    /// `x` of the last sixteen, where `r = p % 8`: pair `p - 8` is in
+    /// `x[r]`, which the new pair replaces.
     ///
     /// # Safety
     /// The CPU must have the features the implementation enables.
-    unsafe fn next(x: &mut [__m256i; 8], p: usize) -> __m256i;
+    unsafe fn next(x: &mut [__m256i; 8], r: usize) -> __m256i;
 }
 
 /// With AVX2 shifts and shuffles. (An AVX-512VL version, with `vprorq`
@@ -62,7 +62,7 @@ fn k_pair(p: usize) -> __m256i {
 impl PairSchedule for Avx2Pair {
     #[inline]
     #[target_feature(enable = "avx2,bmi1,bmi2,ssse3,sse4.1")]
-    unsafe fn next(x: &mut [__m256i; 8], p: usize) -> __m256i {
+    unsafe fn next(x: &mut [__m256i; 8], r: usize) -> __m256i {
         // A rotation by 8 is a byte shuffle within each 64-bit lane.
         let ror8 = _mm256_set_epi64x(
             0x080f_0e0d_0c0b_0a09,
@@ -70,9 +70,9 @@ impl PairSchedule for Avx2Pair {
             0x080f_0e0d_0c0b_0a09,
             0x0007_0605_0403_0201,
         );
-        let w15 = _mm256_alignr_epi8::<8>(x[(p + 1) % 8], x[p % 8]);
-        let w7 = _mm256_alignr_epi8::<8>(x[(p + 5) % 8], x[(p + 4) % 8]);
-        let w2 = x[(p + 7) % 8];
+        let w15 = _mm256_alignr_epi8::<8>(x[(r + 1) % 8], x[r]);
+        let w7 = _mm256_alignr_epi8::<8>(x[(r + 5) % 8], x[(r + 4) % 8]);
+        let w2 = x[(r + 7) % 8];
         let s0 = _mm256_xor_si256(
             _mm256_xor_si256(_mm256_srli_epi64::<1>(w15), _mm256_slli_epi64::<63>(w15)),
             _mm256_xor_si256(_mm256_shuffle_epi8(w15, ror8), _mm256_srli_epi64::<7>(w15)),
@@ -84,19 +84,32 @@ impl PairSchedule for Avx2Pair {
                 _mm256_srli_epi64::<6>(w2),
             ),
         );
-        let s = _mm256_add_epi64(_mm256_add_epi64(x[p % 8], s0), w7);
-        x[p % 8] = _mm256_add_epi64(s, s1);
-        _mm256_add_epi64(x[p % 8], k_pair(p))
+        let s = _mm256_add_epi64(_mm256_add_epi64(x[r], s0), w7);
+        x[r] = _mm256_add_epi64(s, s1);
+        x[r]
     }
 }
 
-/// Two blocks' compressions into `state`, with schedule `S`.
+/// How the 80 rounds of a block are laid out in code.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Layout {
+    /// Every round its own code: no loop counter, no address arithmetic,
+    /// about 25 KB of code for a pair of blocks.
+    Unrolled,
+    /// Sixteen rounds of code run five times over each block, about 8 KB
+    /// in all: for the CPUs whose decoded-instruction cache the unrolled
+    /// form overflows (see `Tuning::sha512_pairs_rolled`).
+    Rolled,
+}
+
+/// Two blocks' compressions into `state`, with schedule `S`, in the code
+/// layout `ROLLED` picks ([`Layout::Rolled`] when true).
 ///
 /// # Safety
 /// The CPU must have BMI1, BMI2 and the features of `S`; always inlined,
 /// into functions that enable them.
 #[inline(always)]
-unsafe fn compress_pair<S: PairSchedule>(
+unsafe fn compress_pair<S: PairSchedule, const ROLLED: bool>(
     state: [u64; 8],
     one: &[u8; 128],
     two: &[u8; 128],
@@ -143,46 +156,160 @@ unsafe fn compress_pair<S: PairSchedule>(
         store(p, unsafe { _mm256_add_epi64(v, k_pair(p)) });
     }
     let base = sums.cast::<u8>().cast_const();
-    // Block one, with both blocks' schedule for group g + 4 beside group
-    // g's rounds.
-    let schedule = |g: usize| {
-        if g < 16 {
-            for p in [2 * g + 8, 2 * g + 9] {
-                // SAFETY: the caller guarantees the features of `S`.
-                store(p, unsafe { S::next(&mut x, p) });
-            }
+    // `base + 256 i` holds the sums of rounds 16 i .. 16 i + 16 of block
+    // one; block two's are 16 bytes further into each entry. Every read
+    // below stays inside `wk`'s 1280 bytes, which only `schedule` writes
+    // meanwhile; the caller guarantees BMI1 and BMI2.
+    let mut w = Working::start(state);
+    if ROLLED {
+        for i in 0..4 {
+            // SAFETY: as said above.
+            unsafe { rounds16::<S, true>(&mut w, base.add(256 * i), &mut x, sums, i) };
         }
-    };
-    // SAFETY: `base` points to `wk`'s 1280 bytes, which only `schedule`
-    // writes meanwhile; the caller guarantees BMI1 and BMI2.
-    let mid = unsafe { rounds80(state, base, schedule) };
-    // Block two, from the stored sums alone (its words 16 bytes into each
-    // entry).
-    // SAFETY: `base + 16` leaves the rounds' reads (at most 1256 + 8 bytes
-    // in) inside `wk`; the caller guarantees BMI1 and BMI2.
-    unsafe { rounds80(mid, base.add(16), |_| {}) }
+    } else {
+        // SAFETY: as said above.
+        unsafe {
+            rounds16::<S, true>(&mut w, base, &mut x, sums, 0);
+            rounds16::<S, true>(&mut w, base.add(256), &mut x, sums, 1);
+            rounds16::<S, true>(&mut w, base.add(512), &mut x, sums, 2);
+            rounds16::<S, true>(&mut w, base.add(768), &mut x, sums, 3);
+        }
+    }
+    // SAFETY: as said above.
+    unsafe { rounds16::<S, false>(&mut w, base.add(1024), &mut x, sums, 0) };
+    let mid = w.finish(state);
+    // Block two, from the stored sums alone.
+    let mut w = Working::start(mid);
+    let two = base.wrapping_add(16);
+    if ROLLED {
+        for i in 0..5 {
+            // SAFETY: as said above.
+            unsafe { rounds16::<S, false>(&mut w, two.add(256 * i), &mut x, sums, 0) };
+        }
+    } else {
+        // SAFETY: as said above.
+        unsafe {
+            rounds16::<S, false>(&mut w, two, &mut x, sums, 0);
+            rounds16::<S, false>(&mut w, two.add(256), &mut x, sums, 0);
+            rounds16::<S, false>(&mut w, two.add(512), &mut x, sums, 0);
+            rounds16::<S, false>(&mut w, two.add(768), &mut x, sums, 0);
+            rounds16::<S, false>(&mut w, two.add(1024), &mut x, sums, 0);
+        }
+    }
+    w.finish(mid)
 }
 
-/// 80 rounds on `state` over the sums `W[t] + K[t]` at `sums +
-/// sum_offset(t, 0)`, calling `before(g)` before each group `g` of four
-/// rounds, in assembly, each round in two halves as in
-/// `sha512::rounds_with` (whose comments say why): the e half computes T1
-/// and the new e, the a half the new a, one round later.
+/// Both blocks' schedule for rounds 16 i + 4 g + 16 .. + 20 (pairs
+/// `p`, `p + 1`), beside group g of rounds 16 i .. 16 i + 16 of block
+/// one. Their ring slots depend on `g` alone, so the ring stays in
+/// registers in the rolled loop too.
+#[inline(always)]
+unsafe fn schedule<S: PairSchedule>(x: &mut [__m256i; 8], sums: *mut PairSums, i: usize, g: usize) {
+    let p = 8 * i + 2 * g + 8;
+    for (q, r) in [(p, 2 * g), (p + 1, 2 * g + 1)] {
+        // SAFETY: the caller guarantees the features of `S` and that
+        // `sums` points to a live `PairSums`, whose entry `q` (< 40)
+        // is 32 writable bytes; `storeu` needs no alignment.
+        unsafe {
+            let v = _mm256_add_epi64(S::next(x, r), k_pair(q));
+            _mm256_storeu_si256((&raw mut (*sums).0[q]).cast(), v);
+        }
+    }
+}
+
+/// The working variables between rounds, each round in two halves as in
+/// `sha512::rounds_with` (whose comments say why): the e half of round
+/// `t` computes T1 and the new e, the a half the new a of round `t - 1`.
+/// Before round `t`, `a1..a3` are the a values of rounds `t - 1 .. t - 3`
+/// (so `a3` is round t's d), `bc` is `a2 ^ a3` (for Maj), `t1` round
+/// `t - 1`'s T1, and `e0..e3` are round t's e, f, g, h.
+#[derive(Clone, Copy)]
+struct Working {
+    a1: u64,
+    a2: u64,
+    a3: u64,
+    bc: u64,
+    t1: u64,
+    e0: u64,
+    e1: u64,
+    e2: u64,
+    e3: u64,
+}
+
+impl Working {
+    /// The variables before round 0. Round 0 has no round before it whose
+    /// a to finish; a T1 chosen so that this a half yields a itself lets
+    /// every round run the same code.
+    #[inline(always)]
+    fn start(state: [u64; 8]) -> Working {
+        let [a, b, c, d, e, f, g, h] = state;
+        let sigma0 = b.rotate_right(28) ^ b.rotate_right(34) ^ b.rotate_right(39);
+        let maj = (b & c) | (d & (b | c));
+        Working {
+            a1: b,
+            a2: c,
+            a3: d,
+            bc: c ^ d,
+            t1: a.wrapping_sub(sigma0).wrapping_sub(maj),
+            e0: e,
+            e1: f,
+            e2: g,
+            e3: h,
+        }
+    }
+
+    /// Round 79's deferred a half, and the state plus the result.
+    #[inline(always)]
+    fn finish(self, state: [u64; 8]) -> [u64; 8] {
+        let Working {
+            a1,
+            a2,
+            bc,
+            t1: mut x,
+            ..
+        } = self;
+        let y: u64;
+        a_part_t1!(a1, a2, bc, x, y);
+        let _ = y;
+        let out = [
+            x, self.a1, self.a2, self.a3, self.e0, self.e1, self.e2, self.e3,
+        ];
+        core::array::from_fn(|i| state[i].wrapping_add(out[i]))
+    }
+}
+
+/// Sixteen rounds on `w` over the sums `W[t] + K[t]` at `sums +
+/// sum_offset(t, 0)` for t in 0..16, in assembly; with `SCHEDULE`, the
+/// schedule of pairs `8 i + 8 .. 8 i + 16` beside them, four groups of
+/// rounds, a call of [`schedule`] before each.
 ///
 /// # Safety
-/// The CPU must have BMI1 and BMI2; `sums` must point to 1272 readable
-/// bytes that `before` may write but nothing else does meanwhile. Always
-/// inlined, into functions that enable the features.
+/// The CPU must have BMI1, BMI2 and the features of `S`; `sums` must
+/// point to 248 readable bytes that only the schedule writes meanwhile,
+/// into `store`, a live [`PairSums`]. Always inlined, into functions that
+/// enable the features.
 #[inline(always)]
-unsafe fn rounds80<F: FnMut(usize)>(state: [u64; 8], sums: *const u8, mut before: F) -> [u64; 8] {
-    let [a, b, c, d, e, f, g, h] = state;
-    let (mut p1, mut p2, mut p3, mut bcp) = (b, c, d, c ^ d);
-    let mut t1p = 0u64;
-    let (mut e0, mut e1, mut e2, mut e3) = (e, f, g, h);
+unsafe fn rounds16<S: PairSchedule, const SCHEDULE: bool>(
+    w: &mut Working,
+    sums: *const u8,
+    x: &mut [__m256i; 8],
+    store: *mut PairSums,
+    i: usize,
+) {
+    let Working {
+        mut a1,
+        mut a2,
+        mut a3,
+        mut bc,
+        mut t1,
+        mut e0,
+        mut e1,
+        mut e2,
+        mut e3,
+    } = *w;
     macro_rules! round {
         ($t:expr) => {
-            let t: usize = $t;
-            let (mut t1, mut ne) = (e3, p3);
+            let (mut h, mut ne) = (e3, a3);
             // SAFETY: reads the 8 bytes at `sums + sum_offset(t, 0)`,
             // inside the bytes the caller vouches for; registers otherwise.
             unsafe {
@@ -205,7 +332,7 @@ unsafe fn rounds80<F: FnMut(usize)>(state: [u64; 8], sums: *const u8, mut before
                     e = in(reg) e0,
                     f = in(reg) e1,
                     g = in(reg) e2,
-                    h = inout(reg) t1,
+                    h = inout(reg) h,
                     d = inout(reg) ne,
                     t0 = out(reg) _,
                     t1 = out(reg) _,
@@ -213,20 +340,14 @@ unsafe fn rounds80<F: FnMut(usize)>(state: [u64; 8], sums: *const u8, mut before
                     options(readonly, nostack),
                 );
             }
-            let (na, ab): (u64, u64);
-            if t == 0 {
-                (na, ab) = (a, b ^ c);
-            } else {
-                let mut x = t1p;
-                let y: u64;
-                a_part_t1!(p1, p2, bcp, x, y);
-                (na, ab) = (x, y);
-            }
-            p3 = p2;
-            p2 = p1;
-            p1 = na;
-            bcp = ab;
-            t1p = t1;
+            let mut x = t1;
+            let y: u64;
+            a_part_t1!(a1, a2, bc, x, y);
+            a3 = a2;
+            a2 = a1;
+            a1 = x;
+            bc = y;
+            t1 = h;
             e3 = e2;
             e2 = e1;
             e1 = e0;
@@ -236,7 +357,11 @@ unsafe fn rounds80<F: FnMut(usize)>(state: [u64; 8], sums: *const u8, mut before
     macro_rules! group {
         ($($g:literal)*) => {
             $(
-                before($g);
+                if SCHEDULE {
+                    // SAFETY: the caller guarantees the features and
+                    // `store`.
+                    unsafe { schedule::<S>(x, store, i, $g) };
+                }
                 round!(4 * $g);
                 round!(4 * $g + 1);
                 round!(4 * $g + 2);
@@ -244,21 +369,25 @@ unsafe fn rounds80<F: FnMut(usize)>(state: [u64; 8], sums: *const u8, mut before
             )*
         };
     }
-    group!(0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19);
-    // Round 79's deferred a half.
-    let mut x = t1p;
-    let y: u64;
-    a_part_t1!(p1, p2, bcp, x, y);
-    let _ = y;
-    let out = [x, p1, p2, p3, e0, e1, e2, e3];
-    core::array::from_fn(|i| state[i].wrapping_add(out[i]))
+    group!(0 1 2 3);
+    *w = Working {
+        a1,
+        a2,
+        a3,
+        bc,
+        t1,
+        e0,
+        e1,
+        e2,
+        e3,
+    };
 }
 
 /// The compression loop of schedule `S` and one-block kernel `K` (for an
 /// odd last block), as a macro so that each copy is its own
 /// `#[target_feature]` function.
 macro_rules! pair_loop {
-    ($name:ident, $schedule:ty, $kernel:ty, $features:literal) => {
+    ($name:ident, $schedule:ty, $rolled:literal, $kernel:ty, $features:literal) => {
         #[target_feature(enable = $features)]
         pub(crate) fn $name(state: &mut [u64; 8], blocks: &[[u8; 128]]) {
             let mut regs = *state;
@@ -266,7 +395,7 @@ macro_rules! pair_loop {
             for pair in &mut pairs {
                 // SAFETY: this function enables the features of BMI and of
                 // the schedule.
-                regs = unsafe { compress_pair::<$schedule>(regs, &pair[0], &pair[1]) };
+                regs = unsafe { compress_pair::<$schedule, $rolled>(regs, &pair[0], &pair[1]) };
             }
             for b in pairs.remainder() {
                 // SAFETY: this function enables the kernel's features.
@@ -280,9 +409,30 @@ macro_rules! pair_loop {
 pair_loop!(
     compress_pairs_avx2,
     Avx2Pair,
+    false,
     Sha384Avx2,
     "avx2,bmi1,bmi2,ssse3,sse4.1"
 );
+pair_loop!(
+    compress_pairs_avx2_rolled,
+    Avx2Pair,
+    true,
+    Sha384Avx2,
+    "avx2,bmi1,bmi2,ssse3,sse4.1"
+);
+
+/// The pair loop in `layout`.
+///
+/// # Safety
+/// The CPU must have AVX2, BMI1, BMI2, SSSE3 and SSE4.1.
+pub(crate) unsafe fn compress_pairs(layout: Layout, state: &mut [u64; 8], blocks: &[[u8; 128]]) {
+    match layout {
+        // SAFETY: the caller guarantees the features.
+        Layout::Unrolled => unsafe { compress_pairs_avx2(state, blocks) },
+        // SAFETY: the caller guarantees the features.
+        Layout::Rolled => unsafe { compress_pairs_avx2_rolled(state, blocks) },
+    }
+}
 
 #[cfg(test)]
 mod tests {
@@ -302,6 +452,10 @@ mod tests {
             // SAFETY: `Avx2::detect` succeeded, so the CPU has AVX2, BMI1,
             // BMI2, SSSE3 and SSE4.1.
             list.push(("pairs", |s, b| unsafe { compress_pairs_avx2(s, b) }));
+            // SAFETY: as above.
+            list.push(("pairs rolled", |s, b| unsafe {
+                compress_pairs_avx2_rolled(s, b)
+            }));
             list.push(("avx2", |s, b| {
                 let t = Avx2::detect().expect("detected above");
                 super::super::sha512::compress512_avx2(t, s, b)
