@@ -51,7 +51,7 @@ fn cpu_bits() -> u32 {
 ///
 /// | CPU (CPUID vendor, family, model) | MAC-then-encrypt open, public prefix | SHA-384/512 (where AVX-512 is allowed) | SHA-1/SHA-256 batches of 3 jobs up to the lane kernels' crossover | the SHA-1/SHA-256 lane kernels (AVX-512) | stitched seal lanes (SHA-1: `STITCHED_SHA1`; SHA-256: `STITCHED_SHA256`) |
 /// |---|---|---|---|---|---|
-/// | AMD family 0x17, models 0x30 and up (Zen 2: no AVX-512) | SHA-1/SHA-256: AES-NI decryption fused with SHA-NI; SHA-384: the whole prefix decrypted, then hashed (model 0x31: AES-256-CBC-SHA384 open at 16 KiB 0.84-0.91x OpenSSL, fused 0.72-0.75x) | (no AVX-512) AVX2 schedule, BMI2 rounds, two-block loop rolled (see below; model 0x31: SHA-384 at 16 KiB 0.89-0.90x OpenSSL, unrolled 0.83-0.85x) | in lanes: eight AES-NI CBC lanes, hashed two streams at a time on SHA-NI (model 0x31: 4 x 16 KiB seal 1.28x one by one for SHA-1, 1.35x for SHA-256; open 1.20-1.22x and 1.30-1.32x) | (no AVX-512) | (no AVX-512) |
+/// | AMD family 0x17, models 0x30 and up (Zen 2: no AVX-512) | SHA-1/SHA-256: AES-NI decryption fused with SHA-NI; SHA-384: the whole prefix decrypted, then hashed (model 0x31: AES-256-CBC-SHA384 open at 16 KiB 0.92-0.95x OpenSSL, fused 0.72-0.75x) | (no AVX-512) AVX2 schedule, BMI2 rounds, two-block loop rolled (see below; model 0x31: SHA-384 at 16 KiB 0.96-1.03x OpenSSL, unrolled 0.83-0.85x) | in lanes: eight AES-NI CBC lanes, hashed two streams at a time on SHA-NI (model 0x31: 4 x 16 KiB seal 1.28x one by one for SHA-1, 1.35x for SHA-256; open 1.20-1.22x and 1.30-1.32x) | (no AVX-512) | (no AVX-512) |
 /// | AMD family 0x19, models 0x00-0x0F and 0x20-0x5F (Zen 3: no AVX-512) | SHA-1/SHA-256: AES-NI decryption fused with SHA-NI; SHA-384: the whole prefix decrypted, then hashed (see below) | (no AVX-512) AVX2 schedule, BMI2 rounds, two-block loop (model 1: SHA-384 at 16 KiB 0.81-0.95x OpenSSL, one block at a time 0.69-0.72x) | in lanes: eight AES-NI CBC lanes, hashed two streams at a time on SHA-NI (model 1: two streams hash 1.80x as fast as one for SHA-1, 1.59x for SHA-256) | (no AVX-512) | (no AVX-512) |
 /// | AMD family 0x19, other models (Zen 4) | VAES-512 decryption fused with SHA-NI | AVX-512VL schedule and split rounds (6-7% faster than AVX2 there, the split rounds about 5% more), one block at a time (see below) | in lanes, hashed two streams at a time on SHA-NI (model 0x11: two streams hash 1.75x as fast as one for SHA-1, 1.62x for SHA-256) | from 5 busy lanes (SHA-1) and 14 (SHA-256): 512-bit instructions run as two halves (see below) | from 3 records (model 0x11: three of 16 KiB 1.35x one by one, four of 16 KiB 1.73x against 1.44x for two SHA-NI streams, four of 768 bytes 1.18x); SHA-256 two lanes at a time on SHA-NI, 3 to 6 records (see below) |
 /// | AMD family 0x1A (Zen 5) and later | VAES-512 decryption fused with SHA-NI | AVX2 schedule, BMI2 rounds (SHA-384 at 16 KiB: 1.06 GB/s against 0.75-0.77 GB/s for the AVX-512VL kernel), one block at a time (see below) | in lanes, hashed two streams at a time on SHA-NI (model 2: two streams hash 1.8x as fast as one for SHA-1, 1.5x for SHA-256) | from the sixteen-lane crossover (not measured there) | from 5 records (not measured there) |
@@ -63,7 +63,8 @@ fn cpu_bits() -> u32 {
 /// at 0.70-0.74x OpenSSL, decryption first and then the hash at
 /// 0.81-0.90x (family 0x19 model 1, 3 alternating runs each, the hash
 /// kernel alone 0.81-0.95x); on Zen 2 (family 0x17 model 0x31, the pair
-/// loop rolled) at 0.72-0.75x fused and 0.84-0.91x unfused. On Intel family 6 model 0xA7 the fused open ran at
+/// loop rolled) at 0.72-0.75x fused and 0.84-0.91x unfused (0.92-0.95x
+/// with the loop's sums buffer zeroed once per call). On Intel family 6 model 0xA7 the fused open ran at
 /// 0.94-0.96x OpenSSL at 16 KiB, unfused at 1.01-1.04x (4 alternating
 /// runs each; equal at 1 KiB and 256 B): AES-NI and the AVX-512 SHA-512
 /// rounds there share a vector port. SHA-1 and SHA-256 gain from the
@@ -88,8 +89,10 @@ fn cpu_bits() -> u32 {
 /// holds 4,096 operations, which the unrolled loop overflows. On family
 /// 0x17 model 0x31 SHA-384 at 16 KiB ran at 0.89-0.90x OpenSSL rolled and
 /// 0.83-0.85x unrolled, at 1 KiB 0.98x against 0.93-0.97x (3 alternating
-/// runs each). Zen 1 (family 0x17 below model 0x30) was not measured and
-/// keeps the defaults.
+/// runs each); with the rolled loop's sums buffer zeroed once per call
+/// instead of once per pair, 0.96-1.03x at 16 KiB and 0.99-1.02x at 1
+/// KiB. Zen 1 (family 0x17 below model 0x30) was not measured and keeps
+/// the defaults.
 ///
 /// Everywhere, eight or fewer busy lanes that the sixteen-lane kernels
 /// would take run in the eight-lane ones instead: a 256-bit instruction
