@@ -94,9 +94,9 @@ impl PairSchedule for Avx2Pair {
 #[derive(Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Layout {
     /// Every round its own code: no loop counter, no address arithmetic,
-    /// about 25 KB of code for a pair of blocks.
+    /// about 21 KB of code for a pair of blocks.
     Unrolled,
-    /// Sixteen rounds of code run five times over each block, about 8 KB
+    /// Sixteen rounds of code run five times over each block, about 7 KB
     /// in all: for the CPUs whose decoded-instruction cache the unrolled
     /// form overflows (see `Tuning::sha512_pairs_rolled`).
     Rolled,
@@ -145,8 +145,8 @@ unsafe fn compress_pair<S: PairSchedule, const ROLLED: bool>(
     // builds measured with a `MaybeUninit` buffer instead realigned the
     // stack, which takes the frame pointer from the rounds' registers, and
     // ran 20-25% slower. The rolled loop zeroes one buffer for all pairs
-    // (on AMD family 0x17 model 0x31, SHA-384 at 16 KiB 0.95x OpenSSL
-    // against 0.90-0.91x zeroed for each pair); the unrolled one zeroes
+    // (on AMD family 0x17 model 0x31, SHA-384 at 16 KiB 0.95-1.03x
+    // OpenSSL against 0.87-0.91x zeroed for each pair); the unrolled one zeroes
     // its own for each pair, as measured on the CPUs that run it (a kept
     // buffer made it spill more).
     let mut own;
