@@ -51,7 +51,7 @@ fn cpu_bits() -> u32 {
 ///
 /// | CPU (CPUID vendor, family, model) | MAC-then-encrypt open, public prefix | SHA-384/512 (where AVX-512 is allowed) | SHA-1/SHA-256 batches of 3 jobs up to the lane kernels' crossover | the SHA-1/SHA-256 lane kernels (AVX-512) | stitched seal lanes (SHA-1: `STITCHED_SHA1`; SHA-256: `STITCHED_SHA256`) |
 /// |---|---|---|---|---|---|
-/// | AMD family 0x17, models 0x30 and up (Zen 2: no AVX-512) | SHA-1/SHA-256: AES-NI decryption fused with SHA-NI; SHA-384: the whole prefix decrypted, then hashed (model 0x31: AES-256-CBC-SHA384 open at 16 KiB 0.92-0.95x OpenSSL, fused 0.72-0.75x) | (no AVX-512) AVX2 schedule, BMI2 rounds, two-block loop rolled (see below; model 0x31: SHA-384 at 16 KiB 0.96-1.03x OpenSSL, unrolled 0.83-0.85x) | in lanes: eight AES-NI CBC lanes, hashed two streams at a time on SHA-NI (model 0x31: 4 x 16 KiB seal 1.28x one by one for SHA-1, 1.35x for SHA-256; open 1.20-1.22x and 1.30-1.32x) | (no AVX-512) | (no AVX-512) |
+/// | AMD family 0x17, models 0x30 and up (Zen 2: no AVX-512) | SHA-1/SHA-256: AES-NI decryption fused with SHA-NI; SHA-384: the decryption beside the rounds of the SHA-512 pair loop (see below; model 0x31: AES-256-CBC-SHA384 open at 16 KiB 1.00-1.05x OpenSSL, decrypted then hashed 0.94-0.97x, fused with the one-block kernel 0.72-0.75x) | (no AVX-512) AVX2 schedule, BMI2 rounds, two-block loop rolled (see below; model 0x31: SHA-384 at 16 KiB 0.96-1.03x OpenSSL, unrolled 0.83-0.85x) | in lanes: eight AES-NI CBC lanes, hashed two streams at a time on SHA-NI (model 0x31: 4 x 16 KiB seal 1.28x one by one for SHA-1, 1.35x for SHA-256; open 1.20-1.22x and 1.30-1.32x) | (no AVX-512) | (no AVX-512) |
 /// | AMD family 0x19, models 0x00-0x0F and 0x20-0x5F (Zen 3: no AVX-512) | SHA-1/SHA-256: AES-NI decryption fused with SHA-NI; SHA-384: the whole prefix decrypted, then hashed (see below) | (no AVX-512) AVX2 schedule, BMI2 rounds, two-block loop (model 1: SHA-384 at 16 KiB 0.81-0.95x OpenSSL, one block at a time 0.69-0.72x) | in lanes: eight AES-NI CBC lanes, hashed two streams at a time on SHA-NI (model 1: two streams hash 1.80x as fast as one for SHA-1, 1.59x for SHA-256) | (no AVX-512) | (no AVX-512) |
 /// | AMD family 0x19, other models (Zen 4) | VAES-512 decryption fused with SHA-NI | AVX-512VL schedule and split rounds (6-7% faster than AVX2 there, the split rounds about 5% more), one block at a time (see below) | in lanes, hashed two streams at a time on SHA-NI (model 0x11: two streams hash 1.75x as fast as one for SHA-1, 1.62x for SHA-256) | from 5 busy lanes (SHA-1) and 14 (SHA-256): 512-bit instructions run as two halves (see below) | from 3 records (model 0x11: three of 16 KiB 1.35x one by one, four of 16 KiB 1.73x against 1.44x for two SHA-NI streams, four of 768 bytes 1.18x); SHA-256 two lanes at a time on SHA-NI, 3 to 6 records (see below) |
 /// | AMD family 0x1A (Zen 5) and later | VAES-512 decryption fused with SHA-NI | AVX2 schedule, BMI2 rounds (SHA-384 at 16 KiB: 1.06 GB/s against 0.75-0.77 GB/s for the AVX-512VL kernel), one block at a time (see below) | in lanes, hashed two streams at a time on SHA-NI (model 2: two streams hash 1.8x as fast as one for SHA-1, 1.5x for SHA-256) | from the sixteen-lane crossover (not measured there) | from 5 records (not measured there) |
@@ -64,7 +64,14 @@ fn cpu_bits() -> u32 {
 /// 0.81-0.90x (family 0x19 model 1, 3 alternating runs each, the hash
 /// kernel alone 0.81-0.95x); on Zen 2 (family 0x17 model 0x31, the pair
 /// loop rolled) at 0.72-0.75x fused and 0.84-0.91x unfused (0.92-0.95x
-/// with the loop's sums buffer zeroed once per call). On Intel family 6 model 0xA7 the fused open ran at
+/// with the loop's sums buffer zeroed once per call). There the open now
+/// decrypts beside the pair loop (`sha384_open_pairs`): the loop's second
+/// block of each pair leaves the AES units idle, and the next 256 bytes
+/// decrypt there, an AES round after each hash round. Against OpenSSL at
+/// 16 KiB / 1 KiB (model 0x31, builds with and without it run in turn)
+/// 1.00-1.05x / 0.96-1.00x, decrypted then hashed 0.94-0.97x /
+/// 0.85-0.92x. Not measured on Zen 3 and Intel, which keep
+/// decrypt-then-hash. On Intel family 6 model 0xA7 the fused open ran at
 /// 0.94-0.96x OpenSSL at 16 KiB, unfused at 1.01-1.04x (4 alternating
 /// runs each; equal at 1 KiB and 256 B): AES-NI and the AVX-512 SHA-512
 /// rounds there share a vector port. SHA-1 and SHA-256 gain from the
@@ -171,6 +178,10 @@ pub(crate) struct Tuning {
     /// Run the SHA-512 pair loop rolled, sixteen rounds of code five
     /// times a block (else unrolled).
     pub(crate) sha512_pairs_rolled: bool,
+    /// On the AVX2 SHA-512 kernel, open SHA-384 records on the pair loop
+    /// with the CBC decryption beside its second block's rounds
+    /// (`open_pairs`; else as `sha384_open_fused` says).
+    pub(crate) sha384_open_pairs: bool,
 }
 
 impl Tuning {
@@ -181,7 +192,8 @@ impl Tuning {
         // few_lanes_sha_ni << 3 | sha512_pairs_avx2 << 4 |
         // sha384_open_fused << 5 | eight_lanes << 6 |
         // sha512_pairs_avx512 << 7 | halved_512 << 8 | stitched_sha1 << 9 |
-        // stitched_ni_pairs << 10 | sha512_pairs_rolled << 11.
+        // stitched_ni_pairs << 10 | sha512_pairs_rolled << 11 |
+        // sha384_open_pairs << 12.
         static CACHE: AtomicU16 = AtomicU16::new(0);
         let bits = match CACHE.load(Ordering::Relaxed) {
             0 => {
@@ -198,7 +210,8 @@ impl Tuning {
                     | u16::from(t.halved_512) << 8
                     | u16::from(t.stitched_sha1) << 9
                     | u16::from(t.stitched_ni_pairs) << 10
-                    | u16::from(t.sha512_pairs_rolled) << 11;
+                    | u16::from(t.sha512_pairs_rolled) << 11
+                    | u16::from(t.sha384_open_pairs) << 12;
                 CACHE.store(bits, Ordering::Relaxed);
                 bits
             }
@@ -216,6 +229,7 @@ impl Tuning {
             stitched_sha1: bits & 512 != 0,
             stitched_ni_pairs: bits & 1024 != 0,
             sha512_pairs_rolled: bits & 2048 != 0,
+            sha384_open_pairs: bits & 4096 != 0,
         }
     }
 
@@ -241,6 +255,7 @@ impl Tuning {
             stitched_sha1: intel || zen4,
             stitched_ni_pairs: zen4,
             sha512_pairs_rolled: zen2,
+            sha384_open_pairs: zen2,
         }
     }
 
@@ -437,28 +452,29 @@ mod tests {
                 t.stitched_sha1,
                 t.stitched_ni_pairs,
                 t.sha512_pairs_rolled,
+                t.sha384_open_pairs,
             )
         };
         let zen2 = (
-            true, true, true, true, false, false, false, false, false, false, true,
+            true, true, true, true, false, false, false, false, false, false, true, true,
         );
         let zen3 = (
-            true, true, true, true, false, false, true, false, false, false, false,
+            true, true, true, true, false, false, true, false, false, false, false, false,
         );
         let zen4 = (
-            true, true, true, true, true, false, false, true, true, true, false,
+            true, true, true, true, true, false, false, true, true, true, false, false,
         );
         let zen5 = (
-            true, false, true, false, true, false, false, false, false, false, false,
+            true, false, true, false, true, false, false, false, false, false, false, false,
         );
         let intel = (
-            false, true, false, true, false, true, true, false, true, false, false,
+            false, true, false, true, false, true, true, false, true, false, false, false,
         );
         let other = (
-            false, true, false, true, true, false, true, false, false, false, false,
+            false, true, false, true, true, false, true, false, false, false, false, false,
         );
         let zen1 = (
-            true, true, false, true, true, false, false, false, false, false, false,
+            true, true, false, true, true, false, false, false, false, false, false, false,
         );
         // Zen 2: Rome, Renoir, Matisse; Zen 1 and Zen+ keep the defaults.
         for model in [0x31, 0x60, 0x71] {

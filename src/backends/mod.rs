@@ -127,7 +127,16 @@ impl Backend {
     /// ```
     pub fn open_kernel(self) -> &'static str {
         match self {
+            Backend::Vaes512ShaNi if sha384_open_pairs() => {
+                "VAES-512 decryption fused with SHA-NI (SHA-384: AES-NI decryption beside the two-block SHA-512 loop)"
+            }
             Backend::Vaes512ShaNi => cpu::Tuning::get().open_prefix_kernel(),
+            Backend::AesNiShaNi if sha384_open_pairs() => {
+                "AES-NI decryption fused with SHA-NI (SHA-384: decryption beside the two-block SHA-512 loop)"
+            }
+            Backend::AesNiAvx2 if sha384_open_pairs() => {
+                "AES-NI decryption fused with AVX2/BMI2 SHA (SHA-384: decryption beside the two-block SHA-512 loop)"
+            }
             Backend::AesNiShaNi if !cpu::Tuning::get().sha384_open_fused => {
                 "AES-NI decryption fused with SHA-NI (SHA-384: decrypted, then hashed)"
             }
@@ -405,6 +414,21 @@ pub(crate) trait DecryptAbsorb<H: HashFunction>: Compress<H> + Sized {
         hash_len: usize,
     ) {
         decrypt_then_absorb(self, aes, iv, region, engine, header, hash_len);
+    }
+}
+
+/// Whether the SHA-384 open runs on the SHA-512 pair loop with the
+/// decryption beside (see `x86_64::open_pairs`), for reports.
+fn sha384_open_pairs() -> bool {
+    #[cfg(target_arch = "x86_64")]
+    {
+        x86_64::sha512::Sha512Kernel::new(cpu::enabled())
+            .pair_open()
+            .is_some()
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        false
     }
 }
 

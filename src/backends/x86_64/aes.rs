@@ -315,6 +315,79 @@ pub(crate) fn decrypt_run<const N: usize>(
     prev
 }
 
+/// CBC decryption of four blocks at a time, one step a call, for loops
+/// that spread the AES rounds over other work: step 0 loads the blocks
+/// and xors the first round key, steps `1..N - 1` are the middle rounds,
+/// step `N - 1` the last round (with the CBC xor folded into its key, as
+/// in [`decrypt_run`]) and the stores. Four chains keep the AES units
+/// busy when the other work leaves them free.
+pub(crate) struct DecryptSteps<'k, const N: usize> {
+    k: &'k [__m128i; N],
+    /// The ciphertext block before the four in flight.
+    prev: __m128i,
+    /// The four ciphertext blocks in flight.
+    c: [__m128i; 4],
+    /// Their AES states.
+    s: [__m128i; 4],
+}
+
+impl<'k, const N: usize> DecryptSteps<'k, N> {
+    /// Starts the chain after ciphertext block `prev` (or the IV).
+    #[inline(always)]
+    pub(crate) fn new(k: &'k [__m128i; N], prev: __m128i) -> Self {
+        // SAFETY: SSE2 is part of the x86-64 baseline.
+        let zero = unsafe { _mm_setzero_si128() };
+        DecryptSteps {
+            k,
+            prev,
+            c: [zero; 4],
+            s: [zero; 4],
+        }
+    }
+
+    /// Step `t` of the four blocks at `data[64 at..64 at + 64]`; steps
+    /// from `N` on do nothing. The same `at` for the steps of one four.
+    ///
+    /// # Safety
+    /// The CPU must have AES-NI; always inlined, into functions that
+    /// enable it.
+    #[inline(always)]
+    pub(crate) unsafe fn step(&mut self, t: usize, data: &mut [u8], at: usize) {
+        let k = self.k;
+        // SAFETY: the caller guarantees AES-NI; SSE2 is baseline.
+        unsafe {
+            if t == 0 {
+                let four = &data[64 * at..64 * at + 64];
+                self.c = core::array::from_fn(|i| load(block(four, 16 * i)));
+                self.s = self.c.map(|c| _mm_xor_si128(c, k[0]));
+            } else if t < N - 1 {
+                self.s = self.s.map(|x| _mm_aesdec_si128(x, k[t]));
+            }
+            if t < N - 1 {
+                // Each step where it was placed, the four blocks side by
+                // side: left alone, the compiler runs one block's rounds
+                // at once, a chain the other work waits behind.
+                for x in &mut self.s {
+                    super::pin_xmm(x);
+                }
+            } else if t == N - 1 {
+                let four = &mut data[64 * at..64 * at + 64];
+                for i in 0..4 {
+                    let p = if i == 0 { self.prev } else { self.c[i - 1] };
+                    let plain = _mm_aesdeclast_si128(self.s[i], _mm_xor_si128(k[N - 1], p));
+                    store(block_mut(four, 16 * i), plain);
+                }
+                self.prev = self.c[3];
+            }
+        }
+    }
+
+    /// The last ciphertext block decrypted, to chain from.
+    pub(crate) fn prev(&self) -> __m128i {
+        self.prev
+    }
+}
+
 #[target_feature(enable = "aes,sse2")]
 fn decrypt_cbc<const N: usize>(s: &Schedule<N>, iv: &mut [u8; 16], blocks: &mut [[u8; 16]]) {
     let k = load_keys(s);

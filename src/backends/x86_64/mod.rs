@@ -18,6 +18,7 @@
 pub(crate) mod aes;
 pub(crate) mod lanes;
 pub(crate) mod mac_window;
+mod open_pairs;
 pub(crate) mod padding;
 pub(crate) mod sha;
 pub(crate) mod sha512;

@@ -839,7 +839,7 @@ sha512_kernel!(
 const PAIRS_FROM: usize = 8;
 
 /// The code layout of the pair loop on this CPU.
-fn pair_layout() -> super::sha512_pair::Layout {
+pub(super) fn pair_layout() -> super::sha512_pair::Layout {
     if crate::backends::cpu::Tuning::get().sha512_pairs_rolled {
         super::sha512_pair::Layout::Rolled
     } else {
@@ -933,6 +933,17 @@ impl Sha512Kernel {
             }
             Sha512Kernel::Avx2(_) => "AVX2 schedule, BMI2 rounds",
             Sha512Kernel::Avx512(_) => "AVX-512VL schedule and split rounds",
+        }
+    }
+
+    /// The token of the AVX2 kernel when the SHA-384 open runs on its
+    /// pair loop with the decryption beside (`open_pairs`), on the CPUs
+    /// whose `Tuning` asks for it; else `None`.
+    pub(crate) fn pair_open(self) -> Option<super::Avx2> {
+        let t = crate::backends::cpu::Tuning::get();
+        match self {
+            Sha512Kernel::Avx2(token) if t.sha384_open_pairs && t.sha512_pairs_avx2 => Some(token),
+            _ => None,
         }
     }
 

@@ -26,7 +26,14 @@ use super::sha512::{K512, Sha384Avx2, a_part_t1};
 /// takes a register (the frame pointer) from the rounds, and they need
 /// all the others.
 #[repr(align(16))]
-struct PairSums([[u64; 4]; 40]);
+pub(crate) struct PairSums([[u64; 4]; 40]);
+
+impl PairSums {
+    /// A zeroed buffer (see `compress_pair` for why zeroed).
+    pub(crate) fn new() -> PairSums {
+        PairSums([[0u64; 4]; 40])
+    }
+}
 
 /// The byte offset of word `t` of block `blk` (0 or 1) in [`PairSums`].
 const fn sum_offset(t: usize, blk: usize) -> usize {
@@ -106,17 +113,20 @@ pub(crate) enum Layout {
 /// layout `ROLLED` picks ([`Layout::Rolled`] when true).
 ///
 /// `kept` is a sums buffer the caller keeps from pair to pair; without
-/// one, the pair zeroes its own (see below).
+/// one, the pair zeroes its own (see below). With `BESIDE`, `beside` runs
+/// beside block two (see [`compress_pair_beside`]); without, it is never
+/// called.
 ///
 /// # Safety
 /// The CPU must have BMI1, BMI2 and the features of `S`; always inlined,
 /// into functions that enable them.
 #[inline(always)]
-unsafe fn compress_pair<S: PairSchedule, const ROLLED: bool>(
+unsafe fn compress_pair<S: PairSchedule, const ROLLED: bool, const BESIDE: bool>(
     state: [u64; 8],
     one: &[u8; 128],
     two: &[u8; 128],
     kept: Option<&mut PairSums>,
+    mut beside: impl FnMut(usize, usize),
 ) -> [u64; 8] {
     // Reverses the bytes of each 64-bit lane.
     // SAFETY: the caller guarantees AVX2.
@@ -153,7 +163,7 @@ unsafe fn compress_pair<S: PairSchedule, const ROLLED: bool>(
     let wk = match kept {
         Some(wk) => wk,
         None => {
-            own = PairSums([[0u64; 4]; 40]);
+            own = PairSums::new();
             &mut own
         }
     };
@@ -176,42 +186,81 @@ unsafe fn compress_pair<S: PairSchedule, const ROLLED: bool>(
     // below stays inside `wk`'s 1280 bytes, which only `schedule` writes
     // meanwhile; the caller guarantees BMI1 and BMI2.
     let mut w = Working::start(state);
+    let none = &mut |_| {};
     if ROLLED {
         for i in 0..4 {
             // SAFETY: as said above.
-            unsafe { rounds16::<S, true>(&mut w, base.add(256 * i), &mut x, sums, i) };
+            unsafe { rounds16::<S, true>(&mut w, base.add(256 * i), &mut x, sums, i, none) };
         }
     } else {
         // SAFETY: as said above.
         unsafe {
-            rounds16::<S, true>(&mut w, base, &mut x, sums, 0);
-            rounds16::<S, true>(&mut w, base.add(256), &mut x, sums, 1);
-            rounds16::<S, true>(&mut w, base.add(512), &mut x, sums, 2);
-            rounds16::<S, true>(&mut w, base.add(768), &mut x, sums, 3);
+            rounds16::<S, true>(&mut w, base, &mut x, sums, 0, none);
+            rounds16::<S, true>(&mut w, base.add(256), &mut x, sums, 1, none);
+            rounds16::<S, true>(&mut w, base.add(512), &mut x, sums, 2, none);
+            rounds16::<S, true>(&mut w, base.add(768), &mut x, sums, 3, none);
         }
     }
     // SAFETY: as said above.
-    unsafe { rounds16::<S, false>(&mut w, base.add(1024), &mut x, sums, 0) };
+    unsafe { rounds16::<S, false>(&mut w, base.add(1024), &mut x, sums, 0, none) };
     let mid = w.finish(state);
-    // Block two, from the stored sums alone.
+    // Block two, from the stored sums alone, with the caller's work
+    // beside its first 64 rounds.
     let mut w = Working::start(mid);
     let two = base.wrapping_add(16);
-    if ROLLED {
+    if ROLLED && !BESIDE {
         for i in 0..5 {
             // SAFETY: as said above.
-            unsafe { rounds16::<S, false>(&mut w, two.add(256 * i), &mut x, sums, 0) };
+            unsafe { rounds16::<S, false>(&mut w, two.add(256 * i), &mut x, sums, 0, none) };
         }
+    } else if ROLLED {
+        for i in 0..BESIDE_RUNS {
+            let slot = &mut |t| beside(i, t);
+            // SAFETY: as said above.
+            unsafe { rounds16::<S, false>(&mut w, two.add(256 * i), &mut x, sums, 0, slot) };
+        }
+        // SAFETY: as said above.
+        unsafe { rounds16::<S, false>(&mut w, two.add(1024), &mut x, sums, 0, none) };
     } else {
         // SAFETY: as said above.
         unsafe {
-            rounds16::<S, false>(&mut w, two, &mut x, sums, 0);
-            rounds16::<S, false>(&mut w, two.add(256), &mut x, sums, 0);
-            rounds16::<S, false>(&mut w, two.add(512), &mut x, sums, 0);
-            rounds16::<S, false>(&mut w, two.add(768), &mut x, sums, 0);
-            rounds16::<S, false>(&mut w, two.add(1024), &mut x, sums, 0);
+            rounds16::<S, false>(&mut w, two, &mut x, sums, 0, &mut |t| beside(0, t));
+            let slot = &mut |t| beside(1, t);
+            rounds16::<S, false>(&mut w, two.add(256), &mut x, sums, 0, slot);
+            let slot = &mut |t| beside(2, t);
+            rounds16::<S, false>(&mut w, two.add(512), &mut x, sums, 0, slot);
+            let slot = &mut |t| beside(3, t);
+            rounds16::<S, false>(&mut w, two.add(768), &mut x, sums, 0, slot);
+            rounds16::<S, false>(&mut w, two.add(1024), &mut x, sums, 0, none);
         }
     }
     w.finish(mid)
+}
+
+/// The runs of sixteen rounds of block two that have the caller's work
+/// beside them (see [`compress_pair_beside`]).
+pub(crate) const BESIDE_RUNS: usize = 4;
+
+/// Two blocks' compressions into `state` in `layout` (rolled when
+/// `ROLLED`), calling `beside(i, t)` after round `16 i + t` of block two
+/// for `i < BESIDE_RUNS` and `t < 16`. Block two's rounds leave the
+/// vector units idle (its schedule ran beside block one), so work there
+/// costs the rounds little: the SHA-384 open decrypts the next blocks in
+/// these slots.
+///
+/// # Safety
+/// The CPU must have AVX2, BMI1, BMI2, SSSE3 and SSE4.1; always inlined,
+/// into functions that enable them (and whatever `beside` needs).
+#[inline(always)]
+pub(crate) unsafe fn compress_pair_beside<const ROLLED: bool>(
+    state: [u64; 8],
+    one: &[u8; 128],
+    two: &[u8; 128],
+    sums: &mut PairSums,
+    beside: impl FnMut(usize, usize),
+) -> [u64; 8] {
+    // SAFETY: the caller guarantees the features.
+    unsafe { compress_pair::<Avx2Pair, ROLLED, true>(state, one, two, Some(sums), beside) }
 }
 
 /// Both blocks' schedule for rounds 16 i + 4 g + 16 .. + 20 (pairs
@@ -296,7 +345,8 @@ impl Working {
 /// Sixteen rounds on `w` over the sums `W[t] + K[t]` at `sums +
 /// sum_offset(t, 0)` for t in 0..16, in assembly; with `SCHEDULE`, the
 /// schedule of pairs `8 i + 8 .. 8 i + 16` beside them, four groups of
-/// rounds, a call of [`schedule`] before each.
+/// rounds, a call of [`schedule`] before each; `slot(t)` after round
+/// `t`.
 ///
 /// # Safety
 /// The CPU must have BMI1, BMI2 and the features of `S`; `sums` must
@@ -310,6 +360,7 @@ unsafe fn rounds16<S: PairSchedule, const SCHEDULE: bool>(
     x: &mut [__m256i; 8],
     store: *mut PairSums,
     i: usize,
+    slot: &mut impl FnMut(usize),
 ) {
     let Working {
         mut a1,
@@ -378,9 +429,13 @@ unsafe fn rounds16<S: PairSchedule, const SCHEDULE: bool>(
                     unsafe { schedule::<S>(x, store, i, $g) };
                 }
                 round!(4 * $g);
+                slot(4 * $g);
                 round!(4 * $g + 1);
+                slot(4 * $g + 1);
                 round!(4 * $g + 2);
+                slot(4 * $g + 2);
                 round!(4 * $g + 3);
+                slot(4 * $g + 3);
             )*
         };
     }
@@ -408,17 +463,19 @@ macro_rules! pair_loop {
             let mut regs = *state;
             // The rolled loop's sums buffer, zeroed once for all pairs (see
             // `compress_pair`).
-            let mut wk = if $rolled {
-                Some(PairSums([[0u64; 4]; 40]))
-            } else {
-                None
-            };
+            let mut wk = if $rolled { Some(PairSums::new()) } else { None };
             let mut pairs = blocks.chunks_exact(2);
             for pair in &mut pairs {
                 // SAFETY: this function enables the features of BMI and of
                 // the schedule.
                 regs = unsafe {
-                    compress_pair::<$schedule, $rolled>(regs, &pair[0], &pair[1], wk.as_mut())
+                    compress_pair::<$schedule, $rolled, false>(
+                        regs,
+                        &pair[0],
+                        &pair[1],
+                        wk.as_mut(),
+                        |_, _| {},
+                    )
                 };
             }
             for b in pairs.remainder() {

@@ -238,7 +238,7 @@ impl<'a, const N: usize> Run<'a, N> {
 /// header of `p < BLOCK` bytes, in the first `K::BLOCK` bytes of the
 /// result.
 #[inline(always)]
-fn first_block<K: HashKernel>(header: &[u8], data: &[u8]) -> [u8; 128] {
+pub(super) fn first_block<K: HashKernel>(header: &[u8], data: &[u8]) -> [u8; 128] {
     let p = header.len();
     let mut b = [0u8; 128];
     b[..p].copy_from_slice(header);
@@ -794,6 +794,17 @@ macro_rules! decrypt_absorb_sha384 {
                 let $c = self;
                 let isa = $isa;
                 let (r, e, h, n) = (region, engine, header, hash_len);
+                if let Some(t) = self.sha512.pair_open() {
+                    // Where the pair loop is the faster kernel, the
+                    // decryption beside its rounds.
+                    let layout = super::sha512::pair_layout();
+                    let s = e.state;
+                    if let Some(regs) =
+                        super::open_pairs::decrypt_hash(t, layout, aes, iv, r, &s, h, n)
+                    {
+                        return absorb_rest(self, e, regs, h, r, n);
+                    }
+                }
                 if !crate::backends::cpu::Tuning::get().sha384_open_fused {
                     // Where the fusion is slower (`Tuning`), the whole
                     // prefix on the bulk kernels.
@@ -865,16 +876,28 @@ pub(crate) fn decrypt_absorb<K: HashKernel, C: Compress<K::H>>(
             return decrypt_then_absorb(c, aes, iv, region, engine, header, hash_len);
         }
     };
-    // The full hash blocks are absorbed; the rest (< 64 bytes) goes to the
-    // engine's buffer.
-    let full = (13 + hash_len) / K::BLOCK;
+    absorb_rest(c, engine, regs, header, region, hash_len);
+}
+
+/// The end of an open prefix's hash: `regs` is the state after the full
+/// hash blocks of `header || region[..hash_len]`; the rest (less than a
+/// block) goes to the engine's buffer.
+pub(super) fn absorb_rest<H: HashFunction, C: Compress<H>>(
+    c: &C,
+    engine: &mut Engine<H>,
+    regs: H::State,
+    header: &[u8; 13],
+    region: &[u8],
+    hash_len: usize,
+) {
+    let full = (13 + hash_len) / H::BLOCK_LEN;
     engine.state = regs;
-    engine.total += (K::BLOCK * full) as u64;
+    engine.total += (H::BLOCK_LEN * full) as u64;
     if full == 0 {
         engine.update(c, header);
         engine.update(c, &region[..hash_len]);
     } else {
-        engine.update(c, &region[K::BLOCK * full - 13..hash_len]);
+        engine.update(c, &region[H::BLOCK_LEN * full - 13..hash_len]);
     }
 }
 
