@@ -51,7 +51,7 @@ fn cpu_bits() -> u32 {
 ///
 /// | CPU (CPUID vendor, family, model) | MAC-then-encrypt open, public prefix | SHA-384/512 (where AVX-512 is allowed) | SHA-1/SHA-256 batches of 3 jobs up to the lane kernels' crossover | the SHA-1/SHA-256 lane kernels (AVX-512) | stitched seal lanes (SHA-1: `STITCHED_SHA1`; SHA-256: `STITCHED_SHA256`) |
 /// |---|---|---|---|---|---|
-/// | AMD family 0x17, models 0x30 and up (Zen 2: no AVX-512) | SHA-1/SHA-256: AES-NI decryption fused with SHA-NI; SHA-384: the decryption beside the rounds of the SHA-512 pair loop (see below; model 0x31: AES-256-CBC-SHA384 open at 16 KiB 1.00-1.05x OpenSSL, decrypted then hashed 0.94-0.97x, fused with the one-block kernel 0.72-0.75x) | (no AVX-512) AVX2 schedule, BMI2 rounds, two-block loop rolled (see below; model 0x31: SHA-384 at 16 KiB 0.96-1.03x OpenSSL, unrolled 0.83-0.85x) | in lanes: eight AES-NI CBC lanes, hashed two streams at a time on SHA-NI (model 0x31: 4 x 16 KiB seal 1.28x one by one for SHA-1, 1.35x for SHA-256; open 1.20-1.22x and 1.30-1.32x) | (no AVX-512) | (no AVX-512) |
+/// | AMD family 0x17, models 0x30 and up (Zen 2: no AVX-512) | SHA-1/SHA-256: AES-NI decryption fused with SHA-NI; SHA-384: the decryption beside the rounds of the SHA-512 pair loop (see below; model 0x31: AES-256-CBC-SHA384 open at 16 KiB 1.00-1.05x OpenSSL, decrypted then hashed 0.94-0.97x, fused with the one-block kernel 0.72-0.75x) | (no AVX-512) AVX2 schedule, BMI2 rounds, two-block loop rolled (see below; model 0x31: SHA-384 at 16 KiB 0.96-1.03x OpenSSL, unrolled 0.83-0.85x) | in lanes: eight AES-NI CBC lanes, hashed two streams at a time on SHA-NI, SHA-1 eight AVX2 lanes at a time from 7 busy lanes (see below; model 0x31: 4 x 16 KiB seal 1.28x one by one for SHA-1, 1.35x for SHA-256; open 1.20-1.22x and 1.30-1.32x) | (no AVX-512) | (no AVX-512) |
 /// | AMD family 0x19, models 0x00-0x0F and 0x20-0x5F (Zen 3: no AVX-512) | SHA-1/SHA-256: AES-NI decryption fused with SHA-NI; SHA-384: the whole prefix decrypted, then hashed (see below) | (no AVX-512) AVX2 schedule, BMI2 rounds, two-block loop (model 1: SHA-384 at 16 KiB 0.81-0.95x OpenSSL, one block at a time 0.69-0.72x) | in lanes: eight AES-NI CBC lanes, hashed two streams at a time on SHA-NI (model 1: two streams hash 1.80x as fast as one for SHA-1, 1.59x for SHA-256) | (no AVX-512) | (no AVX-512) |
 /// | AMD family 0x19, other models (Zen 4) | VAES-512 decryption fused with SHA-NI | AVX-512VL schedule and split rounds (6-7% faster than AVX2 there, the split rounds about 5% more), one block at a time (see below) | in lanes, hashed two streams at a time on SHA-NI (model 0x11: two streams hash 1.75x as fast as one for SHA-1, 1.62x for SHA-256) | from 5 busy lanes (SHA-1) and 14 (SHA-256): 512-bit instructions run as two halves (see below) | from 3 records (model 0x11: three of 16 KiB 1.35x one by one, four of 16 KiB 1.73x against 1.44x for two SHA-NI streams, four of 768 bytes 1.18x); SHA-256 two lanes at a time on SHA-NI, 3 to 6 records (see below) |
 /// | AMD family 0x1A (Zen 5) and later | VAES-512 decryption fused with SHA-NI | AVX2 schedule, BMI2 rounds (SHA-384 at 16 KiB: 1.06 GB/s against 0.75-0.77 GB/s for the AVX-512VL kernel), one block at a time (see below) | in lanes, hashed two streams at a time on SHA-NI (model 2: two streams hash 1.8x as fast as one for SHA-1, 1.5x for SHA-256) | from the sixteen-lane crossover (not measured there) | from 5 records (not measured there) |
@@ -129,6 +129,19 @@ fn cpu_bits() -> u32 {
 /// (one `ni_cbc` call) 1.08-1.09x the two pair calls. Not measured elsewhere,
 /// so enabled on Zen 4 only.
 ///
+/// AMD Zen 2's SHA-NI is slow for SHA-1: there (model 0x31, 8 lanes of 16
+/// KiB, 201 alternating rounds) two SHA-NI streams take 24.4-25.3 ns per
+/// block of each lane, eight AVX2 lanes without AVX-512's rotates and
+/// ternary logic 18.9-19.9 ns (`sha1_avx2_x8`; SHA-256's AVX2 rounds take
+/// 2.2 times as long as its SHA-NI pairs). So windows of SHA-1 lanes hash
+/// eight at a time on AVX2 while at least 7 are busy (`avx2_sha1_lanes`;
+/// an eight-lane call then costs what three pairs do). Sixteen records
+/// from sixteen connections, sealed with and without it (one build, 2
+/// alternating runs each): 16 KiB 1.00x intel-ipsec-mb against 0.82x
+/// (1.57-1.58x one by one against 1.28-1.29x), 1408 bytes 0.93-0.95x
+/// against 0.83x. Not measured on Zen 3, whose two SHA-NI streams hash
+/// SHA-1 1.80x as fast as one.
+///
 /// Why the open differs: on Intel family 6 model 0xCF, 512-bit VAES beside
 /// legacy-SSE SHA-NI in one loop took 1.5 ms per 16 KiB record against
 /// 13 µs for AES-NI beside SHA-NI; on AMD, VAES keeps 16 blocks in flight
@@ -182,6 +195,9 @@ pub(crate) struct Tuning {
     /// with the CBC decryption beside its second block's rounds
     /// (`open_pairs`; else as `sha384_open_fused` says).
     pub(crate) sha384_open_pairs: bool,
+    /// Without AVX-512, hash SHA-1 lanes eight at a time with AVX2 while
+    /// at least seven are busy (else two SHA-NI streams at a time).
+    pub(crate) avx2_sha1_lanes: bool,
 }
 
 impl Tuning {
@@ -193,7 +209,7 @@ impl Tuning {
         // sha384_open_fused << 5 | eight_lanes << 6 |
         // sha512_pairs_avx512 << 7 | halved_512 << 8 | stitched_sha1 << 9 |
         // stitched_ni_pairs << 10 | sha512_pairs_rolled << 11 |
-        // sha384_open_pairs << 12.
+        // sha384_open_pairs << 12 | avx2_sha1_lanes << 13.
         static CACHE: AtomicU16 = AtomicU16::new(0);
         let bits = match CACHE.load(Ordering::Relaxed) {
             0 => {
@@ -211,7 +227,8 @@ impl Tuning {
                     | u16::from(t.stitched_sha1) << 9
                     | u16::from(t.stitched_ni_pairs) << 10
                     | u16::from(t.sha512_pairs_rolled) << 11
-                    | u16::from(t.sha384_open_pairs) << 12;
+                    | u16::from(t.sha384_open_pairs) << 12
+                    | u16::from(t.avx2_sha1_lanes) << 13;
                 CACHE.store(bits, Ordering::Relaxed);
                 bits
             }
@@ -230,6 +247,7 @@ impl Tuning {
             stitched_ni_pairs: bits & 1024 != 0,
             sha512_pairs_rolled: bits & 2048 != 0,
             sha384_open_pairs: bits & 4096 != 0,
+            avx2_sha1_lanes: bits & 8192 != 0,
         }
     }
 
@@ -256,6 +274,7 @@ impl Tuning {
             stitched_ni_pairs: zen4,
             sha512_pairs_rolled: zen2,
             sha384_open_pairs: zen2,
+            avx2_sha1_lanes: zen2,
         }
     }
 
@@ -440,7 +459,7 @@ mod tests {
     fn tuning_table() {
         let t = |vendor: &[u8; 12], family, model| {
             let t = Tuning::for_cpu(*vendor, family, model);
-            (
+            [
                 t.vaes_sha_ni_fusion,
                 t.sha512_avx512,
                 t.few_lanes_sha_ni,
@@ -453,29 +472,30 @@ mod tests {
                 t.stitched_ni_pairs,
                 t.sha512_pairs_rolled,
                 t.sha384_open_pairs,
-            )
+                t.avx2_sha1_lanes,
+            ]
         };
-        let zen2 = (
-            true, true, true, true, false, false, false, false, false, false, true, true,
-        );
-        let zen3 = (
-            true, true, true, true, false, false, true, false, false, false, false, false,
-        );
-        let zen4 = (
-            true, true, true, true, true, false, false, true, true, true, false, false,
-        );
-        let zen5 = (
-            true, false, true, false, true, false, false, false, false, false, false, false,
-        );
-        let intel = (
-            false, true, false, true, false, true, true, false, true, false, false, false,
-        );
-        let other = (
-            false, true, false, true, true, false, true, false, false, false, false, false,
-        );
-        let zen1 = (
-            true, true, false, true, true, false, false, false, false, false, false, false,
-        );
+        let zen2 = [
+            true, true, true, true, false, false, false, false, false, false, true, true, true,
+        ];
+        let zen3 = [
+            true, true, true, true, false, false, true, false, false, false, false, false, false,
+        ];
+        let zen4 = [
+            true, true, true, true, true, false, false, true, true, true, false, false, false,
+        ];
+        let zen5 = [
+            true, false, true, false, true, false, false, false, false, false, false, false, false,
+        ];
+        let intel = [
+            false, true, false, true, false, true, true, false, true, false, false, false, false,
+        ];
+        let other = [
+            false, true, false, true, true, false, true, false, false, false, false, false, false,
+        ];
+        let zen1 = [
+            true, true, false, true, true, false, false, false, false, false, false, false, false,
+        ];
         // Zen 2: Rome, Renoir, Matisse; Zen 1 and Zen+ keep the defaults.
         for model in [0x31, 0x60, 0x71] {
             assert_eq!(t(b"AuthenticAMD", 0x17, model), zen2, "{model:#x}");

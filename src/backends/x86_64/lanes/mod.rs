@@ -14,6 +14,8 @@
 //!   lanes, one 32-bit word of every lane per zmm register.
 //! - `sha_x8`: the same round code for eight lanes, one word of every
 //!   lane per ymm register, for when eight or fewer lanes are busy.
+//! - `sha1_avx2_x8`: SHA-1's round code for eight lanes with AVX2 alone,
+//!   for CPUs without AVX-512 whose SHA-NI hashes slower than that.
 //! - `sha1_cbc_x8`: both in one loop, up to eight lanes' SHA-1 blocks
 //!   with the AES rounds that encrypt the bytes behind them between the
 //!   hash rounds, for sealing a few MAC-then-encrypt records.
@@ -33,6 +35,7 @@ pub(crate) mod cbc_aesni_x8;
 pub(crate) mod cbc_x16;
 pub(crate) mod ni_cbc;
 pub(crate) mod secret_tail;
+pub(crate) mod sha1_avx2_x8;
 pub(crate) mod sha1_cbc_x8;
 pub(crate) mod sha1_x16;
 pub(crate) mod sha256_x16;

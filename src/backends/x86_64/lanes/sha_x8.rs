@@ -17,7 +17,8 @@ use super::sha256_x16;
 
 // The helpers below are `#[inline(always)]` and reached only from the
 // kernels, `#[target_feature]` functions with AVX-512 F/BW/VL (see
-// `sha1_x16`).
+// `sha1_x16`) or, for the transposes and `load_words`, which need no more,
+// with AVX2 (`sha1_avx2_x8`).
 
 /// [`sha1_x16`]'s `by_index` over the eight lanes.
 macro_rules! by8 {

@@ -1,6 +1,7 @@
 //! Vectors of 32-bit words, one word per lane, at two widths: the SHA-1
 //! and SHA-256 round code is written once over [`Words`] and compiled for
-//! sixteen lanes (zmm) and for eight (ymm).
+//! sixteen lanes (zmm) and for eight (ymm), and, for CPUs without AVX-512,
+//! SHA-1's for eight lanes with AVX2 alone ([`Avx2Words`]).
 //!
 //! Eight lanes in ymm registers are not half a sixteen-lane call: on Intel
 //! family 6 model 0xA7, 256-bit AVX-512VL integer instructions issue on
@@ -11,8 +12,9 @@
 //!
 //! The methods are `#[inline(always)]`, which a `#[target_feature]`
 //! function cannot be. They are reached only from the kernels,
-//! `#[target_feature]` functions with AVX-512 F/BW/VL into which they are
-//! inlined; that is the feature context their intrinsics need.
+//! `#[target_feature]` functions with AVX-512 F/BW/VL (AVX2 for
+//! [`Avx2Words`]) into which they are inlined; that is the feature context
+//! their intrinsics need.
 
 use core::arch::x86_64::*;
 
@@ -126,5 +128,77 @@ impl Words for __m256i {
     fn splat(x: u32) -> Self {
         // SAFETY: AVX as said above.
         unsafe { _mm256_set1_epi32(x as i32) }
+    }
+}
+
+/// Eight lanes in a ymm register with AVX2 alone (no AVX-512): a rotation
+/// is two shifts and an or, and a three-input function two to four
+/// instructions.
+#[derive(Clone, Copy)]
+#[repr(transparent)]
+pub(super) struct Avx2Words(pub(super) __m256i);
+
+impl Avx2Words {
+    #[inline(always)]
+    fn and(self, other: Self) -> Self {
+        // SAFETY: AVX2 as said above.
+        Avx2Words(unsafe { _mm256_and_si256(self.0, other.0) })
+    }
+    #[inline(always)]
+    fn or(self, other: Self) -> Self {
+        // SAFETY: AVX2 as said above.
+        Avx2Words(unsafe { _mm256_or_si256(self.0, other.0) })
+    }
+}
+
+impl Words for Avx2Words {
+    #[inline(always)]
+    fn add(self, other: Self) -> Self {
+        // SAFETY: AVX2 as said above.
+        Avx2Words(unsafe { _mm256_add_epi32(self.0, other.0) })
+    }
+    #[inline(always)]
+    fn xor(self, other: Self) -> Self {
+        // SAFETY: AVX2 as said above.
+        Avx2Words(unsafe { _mm256_xor_si256(self.0, other.0) })
+    }
+    #[inline(always)]
+    fn rol<const N: i32>(self) -> Self {
+        // SAFETY: AVX2 as said above; constant counts below 32.
+        unsafe {
+            let l = _mm256_sll_epi32(self.0, _mm_cvtsi32_si128(N));
+            let r = _mm256_srl_epi32(self.0, _mm_cvtsi32_si128(32 - N));
+            Avx2Words(_mm256_or_si256(l, r))
+        }
+    }
+    #[inline(always)]
+    fn ror<const N: i32>(self) -> Self {
+        // SAFETY: AVX2 as said above; constant counts below 32.
+        unsafe {
+            let r = _mm256_srl_epi32(self.0, _mm_cvtsi32_si128(N));
+            let l = _mm256_sll_epi32(self.0, _mm_cvtsi32_si128(32 - N));
+            Avx2Words(_mm256_or_si256(l, r))
+        }
+    }
+    #[inline(always)]
+    fn shr<const N: u32>(self) -> Self {
+        // SAFETY: AVX2 as said above.
+        Avx2Words(unsafe { _mm256_srl_epi32(self.0, _mm_cvtsi32_si128(N as i32)) })
+    }
+    #[inline(always)]
+    fn ternary<const IMM: i32>(self, b: Self, c: Self) -> Self {
+        match IMM {
+            0x96 => self.xor(b).xor(c),
+            // b where self is set, c elsewhere: ((b ^ c) & self) ^ c.
+            0xCA => b.xor(c).and(self).xor(c),
+            // The majority: (self & b) | ((self | b) & c).
+            0xE8 => self.and(b).or(self.or(b).and(c)),
+            _ => unreachable!("truth tables the rounds use"),
+        }
+    }
+    #[inline(always)]
+    fn splat(x: u32) -> Self {
+        // SAFETY: AVX as said above.
+        Avx2Words(unsafe { _mm256_set1_epi32(x as i32) })
     }
 }
