@@ -253,6 +253,12 @@ impl Sealer {
     /// The seal job of one record, lengths already checked: writes the
     /// explicit IV and builds the MAC prefix. Returns the job and the
     /// fragment length.
+    ///
+    /// Inlined into its callers: returned from a call, the job was copied
+    /// out of the return slot with wide loads right after the callee's
+    /// narrow stores, which the store buffer cannot forward (about 5 ns a
+    /// record in the batch seal's one-by-one path).
+    #[inline(always)]
     pub(super) fn lane<'s>(
         &'s self,
         seq: u64,
