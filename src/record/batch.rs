@@ -171,8 +171,7 @@ pub fn seal_batch(jobs: &mut [SealJob<'_>]) {
     // take (public counts and lengths): single seals, without grouping or
     // the window.
     if jobs.len() < FEWEST_SEAL_LANES
-        || (jobs.len() < FEWEST_LANES
-            && !two_may_pay(jobs[0].sealer, jobs.iter().map(|j| &j.record)))
+        || (jobs.len() < FEWEST_LANES && !may_pay(jobs[0].sealer, jobs.iter().map(|j| &j.record)))
     {
         for job in jobs {
             let (sealer, r) = (&mut *job.sealer, &mut job.record);
@@ -213,13 +212,10 @@ pub fn seal_batch(jobs: &mut [SealJob<'_>]) {
     }
 }
 
-/// Whether the lanes of `sealer`'s kind would take `records` (two: fewer
-/// than most lane kernels need), so that a batch they would not take skips
-/// the grouping.
-fn two_may_pay<'a, 'b: 'a>(
-    sealer: &Sealer,
-    records: impl Iterator<Item = &'a SealRecord<'b>>,
-) -> bool {
+/// Whether the lanes of `sealer`'s kind would take `records` (at most a
+/// window of them), so that a batch they would not take skips the
+/// grouping.
+fn may_pay<'a, 'b: 'a>(sealer: &Sealer, records: impl Iterator<Item = &'a SealRecord<'b>>) -> bool {
     let (count, shortest) =
         records.fold((0, usize::MAX), |(n, s), r| (n + 1, s.min(r.plaintext_len)));
     sealer.lanes_may_pay(count, shortest)
@@ -333,10 +329,14 @@ impl Sealer {
                 None => Some(Err(Error::SequenceOverflow)),
             };
         }
-        // TLS 1.0, or too few records to share lanes: one after another.
+        // TLS 1.0, too few records to share lanes, or one window of them
+        // that the lanes would not take (public counts and lengths): one
+        // after another, without the grouping (which cost up to 20 ns a
+        // record).
         if self.chains()
             || records.len() < FEWEST_SEAL_LANES
-            || (records.len() < FEWEST_LANES && !two_may_pay(self, records.iter()))
+            || (records.len() <= WINDOW
+                && !may_pay(self, records.iter().filter(|r| r.result.is_none())))
         {
             for (i, r) in records.iter_mut().enumerate() {
                 if r.result.is_none() {
