@@ -42,12 +42,12 @@ mod tests {
     use super::super::super::ShaNi;
     use super::super::super::test_rng::SplitMix64;
     use super::super::sha_ni_x2;
+    use super::super::sha_x8::tests::against_portable;
     use super::super::sha1_x16::tests::{
         ABC_SHA1, ROUNDS, abc_block, alternate, cpu_name, random_lanes,
     };
     use super::*;
-    use crate::backends::portable::CrateCompress;
-    use crate::primitives::hash::{Compress, HashFunction, Sha1};
+    use crate::primitives::hash::{HashFunction, Sha1};
 
     fn token(what: &str) -> Option<Avx2> {
         let t = Avx2::detect();
@@ -57,34 +57,13 @@ mod tests {
         t
     }
 
-    /// Each lane against the portable compression, from random states,
-    /// over 0 to 17 blocks: lanes that differ in data and state, so a lane
-    /// mix-up or a transpose error shows.
+    /// Each lane against the portable compression (`sha_x8`'s check).
     #[test]
     fn matches_portable() {
         let Some(t) = token("sha1_avx2_x8 against the portable compression") else {
             return;
         };
-        let mut rng = SplitMix64(0x5a1_a2a8);
-        for blocks in [0, 1, 2, 3, 17] {
-            for _ in 0..4 {
-                let lanes = random_lanes(&mut rng, blocks);
-                let data: [&[u8]; 8] = core::array::from_fn(|i| lanes[i].as_slice());
-                let start: [[u32; 5]; 8] =
-                    core::array::from_fn(|_| core::array::from_fn(|_| rng.next() as u32));
-                let mut ours = start;
-                sha1_x8(t, &mut ours, &data, blocks);
-                for i in 0..8 {
-                    let mut theirs = start[i];
-                    let (whole, _) = lanes[i].as_chunks::<64>();
-                    Compress::<Sha1>::compress(&CrateCompress, &mut theirs, &whole[..blocks]);
-                    assert_eq!(ours[i], theirs, "lane {i}, {blocks} blocks");
-                }
-                if blocks > 0 {
-                    assert_ne!(ours, start, "{blocks} blocks left the states alone");
-                }
-            }
-        }
+        against_portable::<Sha1, 5>("SHA-1 on AVX2", |s, d, n| sha1_x8(t, s, d, n));
     }
 
     /// FIPS 180-4's "abc" in the first, a middle and the last lane.

@@ -211,7 +211,7 @@ fn sha256_kernel(states: &mut [[u32; 8]; 8], lanes: &[&[[u8; 64]]; 8]) {
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use super::super::super::test_rng::SplitMix64;
     use super::super::sha1_x16::tests::{
         ABC_SHA1, ABC_SHA256, ROUNDS, abc_block, alternate, cpu_name, random_lanes, token,
@@ -223,7 +223,10 @@ mod tests {
     /// Each lane against the portable compression, from random states,
     /// over 0 to 17 blocks: lanes that differ in data and state, so a lane
     /// mix-up or a transpose error shows.
-    fn against_portable<H: HashFunction<State = [u32; N], Block = [u8; 64]>, const N: usize>(
+    pub(in super::super) fn against_portable<
+        H: HashFunction<State = [u32; N], Block = [u8; 64]>,
+        const N: usize,
+    >(
         name: &str,
         x8: impl Fn(&mut [[u32; N]; 8], &[&[u8]; 8], usize),
     ) where
