@@ -28,9 +28,12 @@
 //!
 //! On the `aesni-shani` backend (SHA-NI without AVX-512) the same CPUs
 //! give windows of enough long records lanes too: the hashing two SHA-NI
-//! streams at a time, the CBC encryption in eight AES-NI lanes at a time.
-//! Elsewhere, and for a window of one, every job runs the single-record
-//! seal.
+//! streams at a time (eight AVX2 lanes for SHA-1 where `cpu::Tuning` says
+//! so), the CBC encryption in eight AES-NI lanes at a time. Where
+//! `cpu::Tuning` says so, MAC-then-encrypt SHA-1 and SHA-256 windows run
+//! two lanes at a time in `ni_cbc`'s loop with AES-NI chains instead, up
+//! to a whole window. Elsewhere, and for a window of one, every job runs
+//! the single-record seal.
 
 use crate::HmacKey;
 use crate::backends::{AesKey, Backend, pad, seal_encrypt_then_mac, seal_mac_then_encrypt};
@@ -335,12 +338,12 @@ mod lanes {
     use crate::backends::portable::CrateCompress;
     use crate::backends::x86_64::aes::{AesNiKey, Schedule};
     use crate::backends::x86_64::lanes::{
-        cbc_aesni_x8, cbc_x16, ni_cbc, secret_tail, sha_ni_x2, sha_x8, sha1_avx2_x8, sha1_cbc_x8,
-        sha1_x16, sha256_x16, sha512_x8,
+        Cbc, cbc_aesni_x8, cbc_x16, ni_cbc, secret_tail, sha_ni_x2, sha_x8, sha1_avx2_x8,
+        sha1_cbc_x8, sha1_x16, sha256_x16, sha512_x8,
     };
     use crate::backends::x86_64::sha::ShaNiCompress;
     use crate::backends::x86_64::sha_avx2::Avx2Compress;
-    use crate::backends::x86_64::{AesNi, Avx2, ShaNi, Vaes512};
+    use crate::backends::x86_64::{Avx2, ShaNi, Vaes512};
     use crate::backends::{AesKey, Compressor, with_compressor};
     use crate::primitives::ct_digest::SecretLenPlan;
     use crate::primitives::hash::{Compress, Engine, HashFunction, Sha1, Sha256, Sha384};
@@ -386,7 +389,8 @@ mod lanes {
         // two lanes at a time.
         let tuning = Tuning::get();
         let early = tuning.stitched_sha1;
-        let mte = kind.order == Order::HashThenCipher && matches!(kind.lanes, Cbc::Vaes(_));
+        let mte = kind.order == Order::HashThenCipher;
+        let vaes = matches!(kind.lanes, Cbc::Vaes(_));
         let sized = |sizes: &[(usize, usize)]| {
             sizes
                 .iter()
@@ -395,10 +399,11 @@ mod lanes {
         match kind.mac {
             1 => {
                 let pairs = mte
-                    && sha1_pairs_pay(count, ((13 + shortest) / 64).saturating_sub(1))
-                    && <Sha1 as Stitched>::features().is_some_and(|ni| ni.is_some());
+                    && sha1_pairs_pay(kind.lanes, count, ((13 + shortest) / 64).saturating_sub(1))
+                    && <Sha1 as Stitched>::features(kind.lanes).is_some_and(|ni| ni.is_some());
                 let stitched = mte
-                    && count <= <Sha1 as Stitched>::MAX
+                    && vaes
+                    && count <= <Sha1 as Stitched>::max(kind.lanes)
                     && (early || count >= <Sha1 as LaneHash>::MIN_BUSY);
                 (
                     pays || pairs || (stitched && early && sized(&STITCHED_SHA1)),
@@ -406,11 +411,15 @@ mod lanes {
                 )
             }
             2 => {
+                let sizes = match kind.lanes {
+                    Cbc::Vaes(_) => &STITCHED_SHA256[..],
+                    Cbc::AesNi(_) => &STITCHED_SHA256_AES_NI[..],
+                };
                 let stitched = mte
                     && tuning.stitched_ni_pairs
-                    && count <= <Sha256 as Stitched>::MAX
-                    && sized(&STITCHED_SHA256)
-                    && <Sha256 as Stitched>::features().is_some();
+                    && count <= <Sha256 as Stitched>::max(kind.lanes)
+                    && sized(sizes)
+                    && <Sha256 as Stitched>::features(kind.lanes).is_some();
                 (pays || stitched, stitched)
             }
             _ => (pays, false),
@@ -446,12 +455,13 @@ mod lanes {
             Cbc::AesNi(_) => None,
         };
         let order = first.order;
-        if let (true, Cbc::Vaes(t)) = (stitched, kind.lanes) {
+        if stitched {
+            let cbc = kind.lanes;
             let sealed = match (kind.mac, aes_ni_key(first.aes)) {
-                (1, AesNiKey::Aes128(..)) => seal_stitched::<Sha1, 11>(t, window),
-                (1, AesNiKey::Aes256(..)) => seal_stitched::<Sha1, 15>(t, window),
-                (_, AesNiKey::Aes128(..)) => seal_stitched::<Sha256, 11>(t, window),
-                (_, AesNiKey::Aes256(..)) => seal_stitched::<Sha256, 15>(t, window),
+                (1, AesNiKey::Aes128(..)) => seal_stitched::<Sha1, 11>(cbc, window),
+                (1, AesNiKey::Aes256(..)) => seal_stitched::<Sha1, 15>(cbc, window),
+                (_, AesNiKey::Aes128(..)) => seal_stitched::<Sha256, 11>(cbc, window),
+                (_, AesNiKey::Aes256(..)) => seal_stitched::<Sha256, 15>(cbc, window),
             };
             if sealed {
                 return true;
@@ -475,18 +485,19 @@ mod lanes {
     /// where `Tuning::stitched_ni_pairs` holds, two SHA-NI streams at a
     /// time (`ni_cbc`), as SHA-256 always is.
     trait Stitched: LaneHash<State: Copy> {
-        /// The most jobs a window may hold.
-        const MAX: usize;
+        /// The most jobs a window on `cbc`'s chains may hold.
+        fn max(cbc: Cbc) -> usize;
 
-        /// What the loop needs beyond VAES-512 (`()` for nothing).
+        /// What the loop needs beyond its CBC kernel.
         type Features: Copy;
 
-        /// Those features, if this CPU has them.
-        fn features() -> Option<Self::Features>;
+        /// Those features, if this CPU has them and the loop runs beside
+        /// `cbc`'s chains here.
+        fn features(cbc: Cbc) -> Option<Self::Features>;
 
         /// Hashes the first block of each lane below `headed` (`heads`).
         fn first_blocks(
-            t: Vaes512,
+            cbc: Cbc,
             f: Self::Features,
             states: &mut [Self::State; WINDOW],
             heads: &[[u8; 64]; WINDOW],
@@ -499,7 +510,7 @@ mod lanes {
         /// many blocks of each lane it ran (the rest is left to the
         /// caller).
         fn middle<const N: usize>(
-            t: Vaes512,
+            cbc: Cbc,
             f: Self::Features,
             states: &mut [Self::State; WINDOW],
             keys: &cbc_x16::LaneKeys<N>,
@@ -510,28 +521,41 @@ mod lanes {
     }
 
     impl Stitched for Sha1 {
-        const MAX: usize = sha1_cbc_x8::LANES;
+        /// The eight-lane loop's lanes; with AES-NI chains, which run
+        /// two lanes at a time, a whole window.
+        fn max(cbc: Cbc) -> usize {
+            match cbc {
+                Cbc::Vaes(_) => sha1_cbc_x8::LANES,
+                Cbc::AesNi(_) => WINDOW,
+            }
+        }
 
-        /// SHA-NI where the pairs loop pays (`Tuning::stitched_ni_pairs`).
+        /// SHA-NI where the pairs loop pays (`Tuning::stitched_ni_pairs`),
+        /// which the AES-NI chains need: they run only there.
         type Features = Option<ShaNi>;
 
-        fn features() -> Option<Option<ShaNi>> {
-            Some(ShaNi::detect().filter(|_| Tuning::get().stitched_ni_pairs))
+        fn features(cbc: Cbc) -> Option<Option<ShaNi>> {
+            let ni = ShaNi::detect().filter(|_| Tuning::get().stitched_ni_pairs);
+            match cbc {
+                Cbc::Vaes(_) => Some(ni),
+                Cbc::AesNi(_) => ni.map(Some),
+            }
         }
 
         fn first_blocks(
-            t: Vaes512,
+            cbc: Cbc,
             ni: Option<ShaNi>,
             states: &mut [[u32; 5]; WINDOW],
             heads: &[[u8; 64]; WINDOW],
             headed: usize,
         ) {
             // One pair of SHA-NI streams costs less than eight lanes.
-            if let Some(ni) = ni
-                && headed <= 2
-            {
-                return first_blocks_pairs::<Sha1>(ni, states, heads, headed);
-            }
+            let t = match (cbc, ni) {
+                (Cbc::Vaes(t), None) => t,
+                (Cbc::Vaes(t), Some(_)) if headed > 2 => t,
+                (_, Some(ni)) => return first_blocks_pairs::<Sha1>(ni, states, heads, headed),
+                (Cbc::AesNi(_), None) => unreachable!("`features` holds SHA-NI here"),
+            };
             const L: usize = sha1_cbc_x8::LANES;
             // The lanes past `headed` hash a copy of the first, thrown away.
             let mut s: [[u32; 5]; L] = core::array::from_fn(|l| states[l]);
@@ -541,7 +565,7 @@ mod lanes {
         }
 
         fn middle<const N: usize>(
-            t: Vaes512,
+            cbc: Cbc,
             ni: Option<ShaNi>,
             states: &mut [[u32; 5]; WINDOW],
             keys: &cbc_x16::LaneKeys<N>,
@@ -553,10 +577,16 @@ mod lanes {
             let b = <Sha1 as HashFunction>::BLOCK_LEN;
             let mut active = middle.iter().filter(|&&m| m > 0).count();
             if let Some(ni) = ni
-                && sha1_pairs_pay(active, middle[active.max(1) - 1])
+                && sha1_pairs_pay(cbc, active, middle[active.max(1) - 1])
             {
-                return middle_pairs::<Sha1, N>(t, ni, states, keys, ivs, bufs, middle, true);
+                let ahead = matches!(cbc, Cbc::Vaes(_));
+                return middle_pairs::<Sha1, N>(cbc, ni, states, keys, ivs, bufs, middle, ahead);
             }
+            // The AES-NI chains run only in pairs; `run_group` and
+            // `encrypt_all` do the rest.
+            let Cbc::Vaes(t) = cbc else {
+                return [0; WINDOW];
+            };
             let mut s: [[u32; 5]; L] = core::array::from_fn(|l| states[l]);
             let mut done = 0;
             // Down to one lane the loop is slower than that lane's hash
@@ -578,18 +608,25 @@ mod lanes {
     }
 
     impl Stitched for Sha256 {
-        /// From seven lanes on, hashing the pairs first and then encrypting
-        /// all lanes in zmm chains is as fast (`STITCHED_SHA256`).
-        const MAX: usize = 6;
+        /// With VAES, from seven lanes on, hashing the pairs first and
+        /// then encrypting all lanes in zmm chains is as fast
+        /// (`STITCHED_SHA256`); eight AES-NI chains are not
+        /// (`STITCHED_SHA256_AES_NI`).
+        fn max(cbc: Cbc) -> usize {
+            match cbc {
+                Cbc::Vaes(_) => 6,
+                Cbc::AesNi(_) => WINDOW,
+            }
+        }
 
         type Features = ShaNi;
 
-        fn features() -> Option<ShaNi> {
+        fn features(_: Cbc) -> Option<ShaNi> {
             ShaNi::detect()
         }
 
         fn first_blocks(
-            _: Vaes512,
+            _: Cbc,
             ni: ShaNi,
             states: &mut [[u32; 8]; WINDOW],
             heads: &[[u8; 64]; WINDOW],
@@ -599,7 +636,7 @@ mod lanes {
         }
 
         fn middle<const N: usize>(
-            t: Vaes512,
+            cbc: Cbc,
             ni: ShaNi,
             states: &mut [[u32; 8]; WINDOW],
             keys: &cbc_x16::LaneKeys<N>,
@@ -607,7 +644,8 @@ mod lanes {
             bufs: &mut [&mut [u8]; WINDOW],
             middle: &[usize; WINDOW],
         ) -> [usize; WINDOW] {
-            middle_pairs::<Sha256, N>(t, ni, states, keys, ivs, bufs, middle, false)
+            let ahead = matches!(cbc, Cbc::AesNi(_));
+            middle_pairs::<Sha256, N>(cbc, ni, states, keys, ivs, bufs, middle, ahead)
         }
     }
 
@@ -642,10 +680,16 @@ mod lanes {
     /// KiB SHA-1 records sealed 1.32-1.39x OpenSSL's multi-block against
     /// 1.25-1.30x. SHA-256 kernels gained 0.99-1.07x, its 4 x 16 KiB batch
     /// nothing (2.38 against 2.37 GB/s, medians of 5 alternating runs), so
-    /// it keeps the pair calls.
+    /// it keeps the pair calls. With AES-NI chains it is the other way
+    /// round (AMD family 0x17 model 0x31, Zen 2, one build, 2 alternating
+    /// runs each way, ns a record): SHA-256 three of 16 KiB 9420-9467
+    /// against 9806-9822 pair by pair, four 7564-7582 against 7680-7691,
+    /// three of 2 KiB 1583-1592 against 1621; SHA-1 four of 16 KiB
+    /// 7037-7046 against 6931-6944 pair by pair, three 9067-9100 either
+    /// way.
     #[allow(clippy::too_many_arguments)]
     fn middle_pairs<H: sha_ni_x2::NiPair + LaneHash, const N: usize>(
-        t: Vaes512,
+        cbc: Cbc,
         ni: ShaNi,
         states: &mut [<H as HashFunction>::State; WINDOW],
         keys: &cbc_x16::LaneKeys<N>,
@@ -677,7 +721,9 @@ mod lanes {
                 let (hash_at, cbc_at) = at(done);
                 let mut pair = [states[0], states[1]];
                 let (ivs, bufs) = (&mut ivs[..active], &mut bufs[..active]);
-                ni_cbc::ni_cbc::<H, N>(t, ni, &mut pair, keys, 0, ivs, bufs, hash_at, cbc_at, step);
+                ni_cbc::ni_cbc::<H, N>(
+                    cbc, ni, &mut pair, keys, 0, ivs, bufs, hash_at, cbc_at, step,
+                );
                 [states[0], states[1]] = pair;
                 done += step;
                 while active > 0 && middle[active - 1] == done {
@@ -703,7 +749,9 @@ mod lanes {
                 let (hash_at, cbc_at) = at(done);
                 let mut pair = [states[0], states[1]];
                 let (ivs, bufs) = (&mut ivs[..active], &mut bufs[..active]);
-                ni_cbc::ni_cbc::<H, N>(t, ni, &mut pair, keys, p, ivs, bufs, hash_at, cbc_at, step);
+                ni_cbc::ni_cbc::<H, N>(
+                    cbc, ni, &mut pair, keys, p, ivs, bufs, hash_at, cbc_at, step,
+                );
                 states.copy_from_slice(&pair);
                 done += step;
                 active -= 1;
@@ -718,19 +766,19 @@ mod lanes {
     /// loop; then the rest of the hashing as `hash_window` runs it, and
     /// the encryption of the rest. `false` if this CPU lacks the loop's
     /// [`Stitched::Features`] (then nothing was done).
-    fn seal_stitched<H: Stitched, const N: usize>(t: Vaes512, window: &mut Window<'_>) -> bool
+    fn seal_stitched<H: Stitched, const N: usize>(cbc: Cbc, window: &mut Window<'_>) -> bool
     where
         Aes: KeySize<N>,
         CrateCompress: Compress<H>,
         ShaNiCompress: Compress<H>,
         Avx2Compress: Compress<H>,
     {
-        let Some(f) = H::features() else {
+        let Some(f) = H::features(cbc) else {
             return false;
         };
         let b = <H as HashFunction>::BLOCK_LEN;
         let (order, lanes, rank) = longest_first(window, |_, j| j.plaintext_len);
-        debug_assert!(lanes <= H::MAX);
+        debug_assert!(lanes <= H::max(cbc));
         let mut keys = cbc_x16::LaneKeys::<N>::new();
         let mut ivs = [[0u8; 16]; WINDOW];
         let mut states = [<H as HashFunction>::ZERO_STATE; WINDOW];
@@ -753,7 +801,7 @@ mod lanes {
             }
         }
         if headed > 0 {
-            H::first_blocks(t, f, &mut states, &heads, headed);
+            H::first_blocks(cbc, f, &mut states, &heads, headed);
         }
         let stitched = {
             let mut bufs: [&mut [u8]; WINDOW] = Default::default();
@@ -762,7 +810,7 @@ mod lanes {
                     bufs[rank[i]] = &mut job.buf[..];
                 }
             }
-            H::middle(t, f, &mut states, &keys, &mut ivs, &mut bufs, &middle)
+            H::middle(cbc, f, &mut states, &keys, &mut ivs, &mut bufs, &middle)
         };
         // The rest of the hashing, as `hash_window` would from here.
         let mut from = [0usize; WINDOW];
@@ -800,8 +848,14 @@ mod lanes {
                 *slot = job.as_mut();
             }
             if let Some(compressor) = compressor {
+                // No AVX2 lanes: a window here has fewer jobs than they
+                // take (`AVX2_MIN_BUSY`).
+                let x16 = match cbc {
+                    Cbc::Vaes(t) => Some(t),
+                    Cbc::AesNi(_) => None,
+                };
                 with_compressor!(compressor, |c| run_group(
-                    Some(t),
+                    x16,
                     None,
                     &mut group,
                     &mut lane_of,
@@ -811,7 +865,7 @@ mod lanes {
             }
         }
         pad_all(window);
-        encrypt_all(Cbc::Vaes(t), window, &from);
+        encrypt_all(cbc, window, &from);
         true
     }
 
@@ -849,9 +903,9 @@ mod lanes {
     /// 16 KiB 1.35x, of 2 KiB 1.09x; four of 768 bytes 1.18x.
     const STITCHED_SHA1: [(usize, usize); 4] = [(3, 2048), (4, 768), (5, 512), (6, 0)];
 
-    /// Where `Tuning::stitched_ni_pairs` holds, (jobs, shortest record in
-    /// bytes) from which MAC-then-encrypt SHA-256 jobs, at most six, take
-    /// the stitched pairs (`ni_cbc`). Measured on AMD family 0x19
+    /// With VAES chains where `Tuning::stitched_ni_pairs` holds, (jobs,
+    /// shortest record in bytes) from which MAC-then-encrypt SHA-256 jobs,
+    /// at most six, take the stitched pairs (`ni_cbc`). Measured on AMD family 0x19
     /// model 0x11 (Zen 4), 2 to 4 alternating runs: against one by one,
     /// two of 16 KiB 1.72-1.82x, of 4 KiB 1.29-1.52x, of 2 KiB 1.31-1.33x,
     /// of 1408 bytes 1.10-1.22x, of 1 KiB 1.00-1.04x, of 512 bytes 0.82x;
@@ -869,46 +923,62 @@ mod lanes {
     /// less than a pair's chains beside its hash.
     const STITCHED_SHA256: [(usize, usize); 3] = [(2, 1408), (4, 1024), (6, 768)];
 
+    /// With AES-NI chains where `Tuning::stitched_ni_pairs` holds, (jobs,
+    /// shortest record in bytes) from which MAC-then-encrypt SHA-256 jobs
+    /// take the stitched pairs, up to a whole window. Measured on AMD
+    /// family 0x17 model 0x31 (Zen 2), 3 alternating rounds, against one
+    /// by one: two of 16 KiB 1.61x, of 2 KiB 1.20x, of 1408 bytes 1.08x,
+    /// of 1 KiB 0.97x; three of 1408 bytes 1.02x, of 1 KiB 0.95x; four of
+    /// 768 bytes 1.09x, of 512 bytes 0.96x; six of 512 bytes 1.05x; eight
+    /// of 512 bytes 1.12x. Against the lanes hashed in SHA-NI pairs, then
+    /// encrypted in the AES-NI CBC lanes: eight of 16 KiB 1.66x against
+    /// 1.55x one by one, sixteen 1.67x against 1.55x, sixteen of 768 bytes
+    /// 1.29x against 0.99x; the one loss, seven of 1 KiB, 1.18x against
+    /// 1.24x (the odd lane runs its pair's loop alone).
+    const STITCHED_SHA256_AES_NI: [(usize, usize); 3] = [(2, 1408), (4, 768), (6, 512)];
+
+    /// With AES-NI chains where `Tuning::stitched_ni_pairs` holds, (jobs,
+    /// whole blocks after the first of the shortest) from which
+    /// MAC-then-encrypt SHA-1 jobs run two at a time (`ni_cbc`), up to a
+    /// whole window: 1408-byte records for two, 768 for four, 512 for six.
+    /// Measured on AMD family 0x17 model 0x31 (Zen 2), 3 alternating
+    /// rounds, against one by one: two of 16 KiB 1.78-1.79x, of 2 KiB
+    /// 1.26x, of 1408 bytes 1.11x, of 1 KiB 0.97x; three of 1408 bytes
+    /// 1.04x, of 1 KiB 0.96x; four of 768 bytes 1.07x, of 512 bytes 0.92x;
+    /// five of 768 bytes 1.03x; six of 512 bytes 1.02x; eight of 512 bytes
+    /// 1.06x. Against the AVX2 hash lanes followed by the AES-NI CBC lanes:
+    /// eight of 16 KiB 1.86x against 1.74x one by one, sixteen 1.86x
+    /// against 1.73x, sixteen of 768 bytes 1.28x against 1.00x.
+    const SHA1_AES_NI_PAIRS: [(usize, usize); 3] = [(2, 21), (4, 11), (6, 7)];
+
     /// Where `Tuning::stitched_ni_pairs` holds, whether `lanes` busy
     /// MAC-then-encrypt SHA-1 lanes, the shortest with `blocks` whole
-    /// blocks after its first, run two at a time (`ni_cbc`) rather than
-    /// all in the eight-lane loop (`sha1_cbc_x8`) or one by one (three or
-    /// four with one pair hashed ahead: `middle_pairs`): from two to four
-    /// lanes of 2 KiB records (31 blocks). Measured on AMD family
+    /// blocks after its first, run two at a time (`ni_cbc`) beside `cbc`'s
+    /// chains. With AES-NI chains, as `SHA1_AES_NI_PAIRS` says. With VAES
+    /// ones, rather than all in the eight-lane loop (`sha1_cbc_x8`) or one
+    /// by one (three or four with one pair hashed ahead: `middle_pairs`):
+    /// from two to four lanes of 2 KiB records (31 blocks). Measured on AMD family
     /// 0x19 model 0x11 (Zen 4), 3 alternating runs, against one by one:
     /// two records of 16 KiB 1.68-1.72x, of 4 KiB 1.26-1.49x, of 2 KiB
     /// 1.05-1.25x, of 1408 bytes 0.87-1.03x, of 1 KiB 0.78-0.87x; against
     /// the eight-lane loop, ns a record: three of 16 KiB 8542-8835 against
     /// 9012-9312, four 6474-6667 against 6809-7509; four of 2 KiB
     /// 1096-1179 against 1158-1273, of 1 KiB 727-978 against 749-820.
-    fn sha1_pairs_pay(lanes: usize, blocks: usize) -> bool {
-        (2..=4).contains(&lanes) && blocks >= 31
+    fn sha1_pairs_pay(cbc: Cbc, lanes: usize, blocks: usize) -> bool {
+        match cbc {
+            Cbc::Vaes(_) => (2..=4).contains(&lanes) && blocks >= 31,
+            Cbc::AesNi(_) => SHA1_AES_NI_PAIRS
+                .iter()
+                .any(|&(j, b)| lanes >= j && blocks >= b),
+        }
     }
 
     const _: () = assert!(
         STITCHED_SHA1[0].0 >= super::FEWEST_LANES
             && STITCHED_SHA256[0].0 >= super::FEWEST_SEAL_LANES
+            && STITCHED_SHA256_AES_NI[0].0 >= super::FEWEST_SEAL_LANES
+            && SHA1_AES_NI_PAIRS[0].0 >= super::FEWEST_SEAL_LANES
     );
-
-    /// The CBC lane kernel a window runs on.
-    #[derive(Clone, Copy)]
-    enum Cbc {
-        /// Sixteen lanes of VAES (`cbc_x16`).
-        Vaes(Vaes512),
-        /// Eight lanes of AES-NI at a time (`cbc_aesni_x8`).
-        AesNi(AesNi),
-    }
-
-    impl PartialEq for Cbc {
-        fn eq(&self, other: &Cbc) -> bool {
-            matches!(
-                (self, other),
-                (Cbc::Vaes(_), Cbc::Vaes(_)) | (Cbc::AesNi(_), Cbc::AesNi(_))
-            )
-        }
-    }
-
-    impl Eq for Cbc {}
 
     /// What must agree for jobs to share lanes.
     #[derive(Clone, Copy, PartialEq, Eq)]

@@ -186,7 +186,9 @@ pub(crate) struct Tuning {
     /// time, their two SHA-NI streams and two CBC chains in one loop
     /// (`ni_cbc`), from the sizes `STITCHED_SHA256` and `sha1_pairs_pay`
     /// give (else SHA-256 in lanes hashed first and encrypted after, or
-    /// one by one; SHA-1 in `sha1_cbc_x8`, or one by one).
+    /// one by one; SHA-1 in `sha1_cbc_x8`, or one by one). Without VAES,
+    /// windows of up to sixteen such jobs, their chains on AES-NI, from
+    /// the sizes `STITCHED_SHA256_AES_NI` and `SHA1_AES_NI_PAIRS` give.
     pub(crate) stitched_ni_pairs: bool,
     /// Run the SHA-512 pair loop rolled, sixteen rounds of code five
     /// times a block (else unrolled).

@@ -13,6 +13,9 @@ use core::arch::x86_64::*;
 
 use super::super::aes::Schedule;
 use super::super::{AesNi, load, store};
+use super::cbc_x16::LaneKeys;
+use super::sha1_cbc_x8::Chained;
+use super::words::RoundHook;
 
 /// The most lanes one call runs.
 pub(crate) const LANES: usize = 8;
@@ -111,6 +114,84 @@ fn encrypt<const N: usize, const L: usize>(
     }
     for l in 0..L {
         store(&mut ivs[l], chain[l]);
+    }
+}
+
+/// CBC chains of `L` lanes with AES-NI, one xmm register each, run a
+/// few rounds at a time between the rounds of a hash (`ni_cbc`'s loop on
+/// CPUs without VAES): the AES-NI form of `sha1_cbc_x8`'s chains, with
+/// the same step schedule. Lane `l` uses the round keys of lane `first +
+/// l` of a [`LaneKeys`], read from memory where a round needs them.
+///
+/// One register per lane, holding the block in flight and, between
+/// blocks, the last ciphertext block: the two-stream SHA-NI rounds beside
+/// these chains can only address the sixteen xmm registers.
+pub(super) struct Chains<'k, const N: usize, const L: usize> {
+    keys: &'k LaneKeys<N>,
+    first: usize,
+    /// Each lane's 64 bytes for this iteration.
+    p: [*mut u8; 8],
+    x: [__m128i; L],
+}
+
+impl<'k, const N: usize, const L: usize> Chained<'k, N> for Chains<'k, N, L> {
+    #[inline(always)]
+    fn start(keys: &'k LaneKeys<N>, first: usize, ivs: &[[u8; 16]; 8]) -> Self {
+        assert!(first + L <= 16, "lanes of sixteen");
+        Chains {
+            keys,
+            first,
+            p: [core::ptr::null_mut(); 8],
+            x: core::array::from_fn(|l| load(&ivs[l])),
+        }
+    }
+
+    /// Hides the keys' address from the optimizer, as `sha1_cbc_x8`'s
+    /// chains do, so they are read where a round uses them.
+    #[inline(always)]
+    fn at(&mut self, cbc: &[*mut u8; 8], step: &[usize; 8], b: usize) {
+        self.p = core::array::from_fn(|i| cbc[i].wrapping_add(step[i] * b));
+        self.keys = core::hint::black_box(self.keys);
+    }
+
+    #[inline(always)]
+    fn store(&self, ivs: &mut [[u8; 16]; 8]) {
+        for (iv, x) in ivs.iter_mut().zip(self.x) {
+            store(iv, x);
+        }
+    }
+
+    #[inline(always)]
+    fn step(&mut self, k: usize, i: usize) {
+        for l in 0..L {
+            let lane = self.first + l;
+            let row = &self.keys.rk[lane / 4][i][16 * (lane % 4)..16 * (lane % 4) + 16];
+            // SAFETY: the caller's features (AES-NI; SSE2 is part of
+            // x86_64); the key is 16 readable bytes, 16-byte aligned
+            // (`LaneKeys` rows are 64-byte aligned); `p[l]` points at 64
+            // bytes of lane `l` for this iteration, readable and writable
+            // (the kernel's contract), and `16 k < 64`.
+            unsafe {
+                let key = _mm_load_si128(row.as_ptr().cast());
+                let at = self.p[l].add(16 * k);
+                if i == 0 {
+                    let m = _mm_loadu_si128(at.cast());
+                    self.x[l] = _mm_xor_si128(_mm_xor_si128(m, self.x[l]), key);
+                } else if i + 1 < N {
+                    self.x[l] = _mm_aesenc_si128(self.x[l], key);
+                } else {
+                    self.x[l] = _mm_aesenclast_si128(self.x[l], key);
+                    _mm_storeu_si128(at.cast(), self.x[l]);
+                }
+            }
+        }
+    }
+}
+
+impl<const N: usize, const L: usize> RoundHook for Chains<'_, N, L> {
+    #[inline(always)]
+    fn after_round(&mut self, t: usize, rounds: usize) {
+        self.spread(t, rounds);
     }
 }
 

@@ -21,7 +21,8 @@
 //!   hash rounds, for sealing a few MAC-then-encrypt records.
 //! - `ni_cbc`: the same on SHA-NI: two lanes of SHA-1 or SHA-256 hashed
 //!   as two streams, with the AES rounds of up to four CBC chains (the
-//!   two hashed lanes and two already hashed) between the rounds.
+//!   two hashed lanes and two already hashed) between the rounds, VAES
+//!   or AES-NI ones.
 //! - `secret_tail`: the secret-length finish of sixteen or eight SHA-1 or
 //!   SHA-256 lanes, the masks applied to the transposed message words.
 //! - `words`: the 32-bit lane operations that code is written over, at
@@ -30,6 +31,28 @@
 //!   for when only a few lanes are busy, and for CPUs without AVX-512.
 //! - `sha512_x8`: SHA-512 compression of eight lanes (64-bit words), for
 //!   HMAC-SHA384.
+
+use super::{AesNi, Vaes512};
+
+/// The CBC lane kernel a batch runs on.
+#[derive(Clone, Copy)]
+pub(crate) enum Cbc {
+    /// Sixteen lanes of VAES (`cbc_x16`).
+    Vaes(Vaes512),
+    /// Eight lanes of AES-NI at a time (`cbc_aesni_x8`).
+    AesNi(AesNi),
+}
+
+impl PartialEq for Cbc {
+    fn eq(&self, other: &Cbc) -> bool {
+        matches!(
+            (self, other),
+            (Cbc::Vaes(_), Cbc::Vaes(_)) | (Cbc::AesNi(_), Cbc::AesNi(_))
+        )
+    }
+}
+
+impl Eq for Cbc {}
 
 pub(crate) mod cbc_aesni_x8;
 pub(crate) mod cbc_x16;

@@ -4,7 +4,7 @@
 //! hashes one block of both lanes ([`sha_ni_x2`]'s rounds) and, between
 //! its groups of four rounds, runs the AES rounds that CBC-encrypt the 64
 //! bytes of each lane behind its block (`sha1_cbc_x8`'s VAES chains, both
-//! lanes in one ymm register).
+//! lanes in one ymm register, or `cbc_aesni_x8`'s AES-NI ones).
 //!
 //! Why: a CBC chain is latency-bound, and two SHA-NI streams do not fill
 //! the core either; one after the other, each leaves the other's units
@@ -22,6 +22,17 @@
 //! us for four lanes of 16 KiB (`stitched_against_separate`), near the 20.8 us
 //! the SHA-NI hashing of four lanes takes alone. SHA-256 gained 0.99-1.07x
 //! there and nothing in the batch seal, which keeps its pair calls.
+//!
+//! Without VAES the chains run on AES-NI, one xmm register a lane (a
+//! lane's block in flight and its last ciphertext share it: the SHA-NI
+//! rounds can only address the sixteen xmm registers, and a pair's hash
+//! takes most of them). On AMD family 0x17 model 0x31 (Zen 2), 16 KiB per
+//! lane, `stitched_against_separate`: two lanes 1.94x (SHA-1) and 1.66x
+//! (SHA-256) the pair's hash followed by the AES-NI CBC lanes, four lanes
+//! as two calls 1.46x and 1.22x. There a pair's loop runs at about the
+//! speed of its two CBC chains alone (13.1 us for SHA-1, whose pair hash
+//! alone takes about 12.5), so one pair hashed ahead gains nothing for
+//! SHA-1 (0.98-1.00x) and little for SHA-256 (1.02-1.05x).
 //! `cpu::Tuning::stitched_ni_pairs` enables the loop where it was measured.
 //!
 //! In place, with the contract of `sha1_cbc_x8`: lane `i` is hashed from
@@ -33,10 +44,12 @@
 
 use core::arch::x86_64::*;
 
-use super::super::{ShaNi, Vaes512};
+use super::super::ShaNi;
+use super::Cbc;
+use super::cbc_aesni_x8::Chains as NiChains;
 use super::cbc_x16::LaneKeys;
 use super::sha_ni_x2::NiPair;
-use super::sha1_cbc_x8::{Chains, lane_pointers};
+use super::sha1_cbc_x8::{Chained, Chains as VaesChains, lane_pointers};
 
 /// The lanes a call hashes.
 pub(crate) const LANES: usize = 2;
@@ -49,12 +62,14 @@ pub(crate) const WIDE_LANES: usize = 4;
 /// place of `bufs[i][cbc_at..cbc_at + 64 blocks]` for every lane `i <
 /// bufs.len()` (at most 4) with the round keys of lane `2 pair + i` of
 /// `keys`, chaining from `ivs[i]`, which becomes the last ciphertext
-/// block. Lanes 2 and 3 are only encrypted, their hash left to the caller
-/// (run before, as it reads the plaintext): for three or four lanes whose
-/// hash is faster than their chains (SHA-1), one pair hashed ahead and the
-/// other beside all the chains costs less than a call per pair, each
-/// bound by its chains. The other lanes' states and keys are not used or
-/// changed.
+/// block. The chains run on `cbc`'s kernel: VAES (both lanes of a pair in
+/// one ymm register, of the registers past the sixteen SHA-NI can use) or
+/// AES-NI (one xmm register a lane). Lanes 2 and 3 are only encrypted,
+/// their hash left to the caller (run before, as it reads the plaintext):
+/// for three or four lanes whose hash is faster than their chains (SHA-1),
+/// one pair hashed ahead and the other beside all the chains costs less
+/// than a call per pair, each bound by its chains. The other lanes' states
+/// and keys are not used or changed.
 ///
 /// # Panics
 /// If there are more than 4 lanes, lanes past `keys`' sixteen, fewer IVs
@@ -63,7 +78,7 @@ pub(crate) const WIDE_LANES: usize = 4;
 /// bug there.
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn ni_cbc<H: NiPair, const N: usize>(
-    t: Vaes512,
+    cbc: Cbc,
     ni: ShaNi,
     states: &mut [H::State; LANES],
     keys: &LaneKeys<N>,
@@ -74,27 +89,41 @@ pub(crate) fn ni_cbc<H: NiPair, const N: usize>(
     cbc_at: usize,
     blocks: usize,
 ) {
-    let (_, _) = (t, ni);
+    let _ = ni;
     let lanes = bufs.len();
     assert!((1..=WIDE_LANES).contains(&lanes), "1 to 4 lanes");
     assert!(2 * pair + lanes <= 16, "lanes of sixteen");
     let mut scratch = [0u8; 64];
-    let (hash, cbc, step) = lane_pointers(bufs, ivs.len(), &mut scratch, hash_at, cbc_at, blocks);
+    let (hash, at, step) = lane_pointers(bufs, ivs.len(), &mut scratch, hash_at, cbc_at, blocks);
     if blocks == 0 {
         return;
     }
     let mut chain = [[0u8; 16]; 8];
     chain[..lanes].copy_from_slice(&ivs[..lanes]);
     let mut s = *states;
-    // SAFETY: `t` and `ni` prove AVX-512 F/BW/VL, VAES, AES-NI, SHA-NI and
-    // SSE4.1, the kernel's features. `lane_pointers` checked and derived
-    // the pointers as the kernel needs them (see there), `bufs` and
-    // `scratch` borrowed for the call; `2 pair + 2 R <= 16`.
+    let run = Loop {
+        states: &mut s,
+        keys,
+        first: 2 * pair,
+        ivs: &mut chain,
+        hash,
+        cbc: at,
+        step,
+        blocks,
+    };
+    // SAFETY: `ni` proves SHA-NI, SSE2, SSSE3 and SSE4.1; `t` AVX-512
+    // F/BW/VL, VAES and AES-NI, or AES-NI: each kernel's features.
+    // `lane_pointers` checked and derived the pointers as the kernel needs
+    // them (see there), `bufs` and `scratch` borrowed for the call; `first
+    // + lanes <= 16`.
     unsafe {
-        if lanes <= LANES {
-            kernel::<H, N, 1>(&mut s, keys, pair, &mut chain, hash, cbc, step, blocks);
-        } else {
-            kernel::<H, N, 2>(&mut s, keys, pair, &mut chain, hash, cbc, step, blocks);
+        match (cbc, lanes) {
+            (Cbc::Vaes(_), ..=LANES) => vaes::<H, N, VaesChains<'_, N, 1>>(run),
+            (Cbc::Vaes(_), _) => vaes::<H, N, VaesChains<'_, N, 2>>(run),
+            (Cbc::AesNi(_), 1) => aes_ni::<H, N, NiChains<'_, N, 1>>(run),
+            (Cbc::AesNi(_), 2) => aes_ni::<H, N, NiChains<'_, N, 2>>(run),
+            (Cbc::AesNi(_), 3) => aes_ni::<H, N, NiChains<'_, N, 3>>(run),
+            (Cbc::AesNi(_), _) => aes_ni::<H, N, NiChains<'_, N, 4>>(run),
         }
     }
     let hashed = lanes.min(LANES);
@@ -102,59 +131,116 @@ pub(crate) fn ni_cbc<H: NiPair, const N: usize>(
     ivs[..lanes].copy_from_slice(&chain[..lanes]);
 }
 
-/// # Safety
-/// As `sha1_cbc_x8`'s kernel, for lanes 0 and 1 hashed and `2 R` lanes
-/// encrypted.
-#[target_feature(enable = "avx512f,avx512bw,avx512vl,vaes,aes,sha,sse4.1")]
-#[allow(clippy::too_many_arguments)]
-unsafe fn kernel<H: NiPair, const N: usize, const R: usize>(
-    states: &mut [H::State; LANES],
-    keys: &LaneKeys<N>,
-    pair: usize,
-    ivs: &mut [[u8; 16]; 8],
+/// One call's loop: the hashed pair's states, the chains' keys (lanes
+/// from `first`) and chaining values, and `sha1_cbc_x8`'s lane pointers.
+struct Loop<'a, 'k, H: NiPair, const N: usize> {
+    states: &'a mut [H::State; LANES],
+    keys: &'k LaneKeys<N>,
+    first: usize,
+    ivs: &'a mut [[u8; 16]; 8],
     hash: [*const u8; 8],
     cbc: [*mut u8; 8],
     step: [usize; 8],
     blocks: usize,
-) {
-    let (mut x, mut y) = H::pair_in(states);
-    let mut chains = Chains::<N, R>::new(keys, pair, ivs);
-    for b in 0..blocks {
-        // Both blocks in registers before anything is stored.
-        let w: [[__m128i; 4]; 2] = core::array::from_fn(|i| {
-            core::array::from_fn(|q| {
-                // SAFETY: the caller's ranges: 64 readable bytes of lane i
-                // at block b.
-                unsafe { _mm_loadu_si128(hash[i].add(64 * b + 16 * q).cast()) }
-            })
-        });
-        chains.at(&cbc, &step, b);
-        H::pair_block(&mut x, &mut y, H::words(w), &mut chains);
+}
+
+impl<'k, H: NiPair, const N: usize> Loop<'_, 'k, H, N> {
+    /// One block of both hashed lanes an iteration, the chains' rounds
+    /// between the hash's round groups.
+    ///
+    /// # Safety
+    /// The features of the kernel it is inlined into (the chains' and
+    /// SHA-NI's), and the pointers of `sha1_cbc_x8`'s kernel: for each
+    /// lane, the 64 bytes at `hash[i] + 64 b` readable and those at
+    /// `cbc[i] + step[i] b` writable for `b < blocks`, a lane's writes at
+    /// or below its reads; the chains' lanes within `keys`' sixteen.
+    #[inline(always)]
+    unsafe fn run<C: Chained<'k, N>>(self) {
+        let mut chains = C::start(self.keys, self.first, self.ivs);
+        let (mut x, mut y) = H::pair_in(self.states);
+        for b in 0..self.blocks {
+            // Both blocks in registers before anything is stored.
+            let w: [[__m128i; 4]; 2] = core::array::from_fn(|i| {
+                core::array::from_fn(|q| {
+                    // SAFETY: the caller's ranges: 64 readable bytes of
+                    // lane i at block b.
+                    unsafe { _mm_loadu_si128(self.hash[i].add(64 * b + 16 * q).cast()) }
+                })
+            });
+            chains.at(&self.cbc, &self.step, b);
+            H::pair_block(&mut x, &mut y, H::words(w), &mut chains);
+        }
+        H::pair_out(x, y, self.states);
+        chains.store(self.ivs);
     }
-    H::pair_out(x, y, states);
-    chains.store(ivs);
+}
+
+/// The loop on VAES chains (`C`: one or two ymm registers).
+///
+/// # Safety
+/// As [`Loop::run`], on a CPU with AVX-512 F/BW/VL, VAES, AES-NI, SHA-NI
+/// and SSE4.1.
+#[target_feature(enable = "avx512f,avx512bw,avx512vl,vaes,aes,sha,sse4.1")]
+unsafe fn vaes<'k, H: NiPair, const N: usize, C: Chained<'k, N>>(run: Loop<'_, 'k, H, N>) {
+    // SAFETY: the caller's.
+    unsafe { run.run::<C>() }
+}
+
+/// The loop on AES-NI chains (`C`: one xmm register a lane).
+///
+/// # Safety
+/// As [`Loop::run`], on a CPU with AES-NI, SHA-NI and SSE4.1.
+#[target_feature(enable = "aes,sha,sse2,ssse3,sse4.1")]
+unsafe fn aes_ni<'k, H: NiPair, const N: usize, C: Chained<'k, N>>(run: Loop<'_, 'k, H, N>) {
+    // SAFETY: the caller's.
+    unsafe { run.run::<C>() }
 }
 
 #[cfg(test)]
 mod tests {
     use super::super::super::aes::Schedule;
     use super::super::super::test_rng::SplitMix64;
-    use super::super::cbc_x16;
+    use super::super::super::{AesNi, Vaes512};
     use super::super::sha_ni_x2::{NiPair, compress_x2};
     use super::super::sha1_cbc_x8::sha1_cbc_x8;
     use super::super::sha1_cbc_x8::tests::against_portable;
-    use super::super::sha1_x16::tests::{ROUNDS, Timing, alternate, cpu_name, token};
-    use super::{LANES, LaneKeys, ShaNi, Vaes512, WIDE_LANES, ni_cbc};
+    use super::super::sha1_x16::tests::{ROUNDS, Timing, alternate, cpu_name};
+    use super::super::{cbc_aesni_x8, cbc_x16};
+    use super::{Cbc, LANES, LaneKeys, ShaNi, WIDE_LANES, ni_cbc};
     use crate::backends::portable::CrateCompress;
     use crate::primitives::hash::{Compress, Sha1, Sha256};
 
-    fn tokens(what: &str) -> Option<(Vaes512, ShaNi)> {
-        let t = token(what)?;
+    /// The chains of each kind this CPU has, with SHA-NI; says what it
+    /// skips and why.
+    fn kinds(what: &str) -> Vec<(Cbc, ShaNi)> {
         let Some(ni) = ShaNi::detect() else {
             eprintln!("SKIPPED: {what} (CPU lacks SHA-NI)");
-            return None;
+            return Vec::new();
         };
-        Some((t, ni))
+        let mut kinds = Vec::new();
+        match Vaes512::detect() {
+            Some(t) => kinds.push((Cbc::Vaes(t), ni)),
+            None => eprintln!("SKIPPED: {what}, VAES chains (CPU lacks AVX-512)"),
+        }
+        match AesNi::detect() {
+            Some(a) => kinds.push((Cbc::AesNi(a), ni)),
+            None => eprintln!("SKIPPED: {what}, AES-NI chains (CPU lacks AES-NI)"),
+        }
+        kinds
+    }
+
+    fn aes_of(cbc: Cbc) -> AesNi {
+        match cbc {
+            Cbc::Vaes(t) => t.aes_ni(),
+            Cbc::AesNi(a) => a,
+        }
+    }
+
+    fn name(cbc: Cbc) -> &'static str {
+        match cbc {
+            Cbc::Vaes(_) => "VAES",
+            Cbc::AesNi(_) => "AES-NI",
+        }
     }
 
     /// The kernel for `H` (state of `W` words) through the eight-lane
@@ -162,7 +248,7 @@ mod tests {
     /// first (the portable compression, as the caller would), then
     /// encrypted beside the first pair.
     fn check<H: NiPair<State = [u32; W], Block = [u8; 64]>, const N: usize, const W: usize>(
-        t: Vaes512,
+        cbc: Cbc,
         ni: ShaNi,
     ) where
         CrateCompress: Compress<H>,
@@ -170,7 +256,7 @@ mod tests {
         let compress =
             |s: &mut [u32; W], b: &[[u8; 64]]| Compress::<H>::compress(&CrateCompress, s, b);
         against_portable::<N, W>(
-            t,
+            aes_of(cbc),
             WIDE_LANES,
             &|states, keys, ivs, bufs, hash_at, cbc_at, blocks| {
                 for (lane, buf) in bufs.iter().enumerate().skip(LANES) {
@@ -179,7 +265,7 @@ mod tests {
                 }
                 let mut pair = [states[0], states[1]];
                 ni_cbc::<H, N>(
-                    t, ni, &mut pair, keys, 0, ivs, bufs, hash_at, cbc_at, blocks,
+                    cbc, ni, &mut pair, keys, 0, ivs, bufs, hash_at, cbc_at, blocks,
                 );
                 states[..LANES].copy_from_slice(&pair);
             },
@@ -187,24 +273,27 @@ mod tests {
         )
     }
 
+    /// Both chain kinds (those this CPU has), every lane count.
     #[test]
     fn matches_portable() {
-        let Some((t, ni)) = tokens("ni_cbc against the portable SHA-1, SHA-256 and CBC") else {
-            return;
-        };
-        check::<Sha1, 11, 5>(t, ni);
-        check::<Sha1, 15, 5>(t, ni);
-        check::<Sha256, 11, 8>(t, ni);
-        check::<Sha256, 15, 8>(t, ni);
+        for (cbc, ni) in kinds("ni_cbc against the portable SHA-1, SHA-256 and CBC") {
+            check::<Sha1, 11, 5>(cbc, ni);
+            check::<Sha1, 15, 5>(cbc, ni);
+            check::<Sha256, 11, 8>(cbc, ni);
+            check::<Sha256, 15, 8>(cbc, ni);
+        }
     }
 
     /// A later pair of `keys`' lanes encrypts as the first pair does with
     /// the same keys there (the other lanes' keys differ).
     #[test]
     fn pair_selects_its_keys() {
-        let Some((t, ni)) = tokens("ni_cbc key pairs") else {
-            return;
-        };
+        for (cbc, ni) in kinds("ni_cbc key pairs") {
+            pair_keys(cbc, ni);
+        }
+    }
+
+    fn pair_keys(t: Cbc, ni: ShaNi) {
         let mut rng = SplitMix64(0x9a12);
         let ours: [Schedule<11>; 2] =
             core::array::from_fn(|_| Schedule(rng.blocks(11).try_into().expect("11")));
@@ -253,36 +342,64 @@ mod tests {
     /// way gives the same states and bytes.
     #[test]
     fn stitched_against_separate() {
-        let Some((t, ni)) = tokens("ni_cbc against the batch seal's other loops") else {
-            return;
-        };
+        for (cbc, ni) in kinds("ni_cbc against the batch seal's other loops") {
+            against_separate(cbc, ni);
+        }
+    }
+
+    fn against_separate(t: Cbc, ni: ShaNi) {
         const BLOCKS: usize = 256;
         // The hash 51 bytes ahead, as the batch seal runs it.
         const AHEAD: usize = 51;
         let mut rng = SplitMix64(0x57c9);
         let mut keys = LaneKeys::<11>::new();
+        let mut schedules = Vec::new();
         for lane in 0..8 {
             let rows: [[u8; 16]; 11] = core::array::from_fn(|_| rng.blocks(1)[0]);
             keys.set_lane(lane, &Schedule(rows));
+            schedules.push(Schedule(rows));
         }
-        /// The two-stream hash of the pair hashed ahead.
-        type X2<const W: usize> = fn(ShaNi, &mut [[u32; W]; 2], &[&[u8]; 2], usize);
+        let schedules: Vec<&Schedule<11>> = schedules.iter().collect();
+        // The CBC lanes after the hash, as the batch seal runs them.
+        let cbc_lanes = |v: &mut [[u8; 16]], views: &mut [&mut [u8]]| match t {
+            Cbc::Vaes(t) => cbc_x16::cbc_encrypt_x16(t, &keys, v, views, 4 * BLOCKS),
+            Cbc::AesNi(a) => cbc_aesni_x8::cbc_encrypt_x8(a, &schedules, v, views, 4 * BLOCKS),
+        };
+        /// The CBC lanes after the hash.
+        type CbcLanes<'f> = &'f dyn Fn(&mut [[u8; 16]], &mut [&mut [u8]]);
+        /// The lanes hashed two streams at a time, then encrypted.
+        fn hash_then_cbc<H: NiPair<State = [u32; W]>, const W: usize>(
+            ni: ShaNi,
+            b: &mut [Vec<u8>],
+            s: &mut [[u32; W]; 8],
+            v: &mut [[u8; 16]],
+            cbc_lanes: CbcLanes<'_>,
+        ) {
+            for (p, pair) in b.chunks(LANES).enumerate() {
+                let data = [&pair[0][AHEAD..], &pair[pair.len() - 1][AHEAD..]];
+                let mut x = [s[2 * p], s[2 * p + 1]];
+                compress_x2::<H>(ni, &mut x, &data, BLOCKS);
+                s[2 * p..2 * p + pair.len()].copy_from_slice(&x[..pair.len()]);
+            }
+            let mut views: Vec<&mut [u8]> = b.iter_mut().map(|b| &mut b[..64 * BLOCKS]).collect();
+            cbc_lanes(v, &mut views);
+        }
         // Pair by pair, as the batch seal calls the kernel, or with the
-        // lanes past the first pair hashed by `ahead` first.
+        // lanes past the first pair hashed `ahead` first.
         fn pairs<H: NiPair<State = [u32; W]>, const W: usize>(
-            t: Vaes512,
+            t: Cbc,
             ni: ShaNi,
             keys: &LaneKeys<11>,
             bufs: &mut [Vec<u8>],
             states: &mut [[u32; W]; 8],
             ivs: &mut [[u8; 16]],
-            ahead: Option<X2<W>>,
+            ahead: bool,
         ) {
             let lanes = bufs.len();
-            if let Some(x2) = ahead {
+            if ahead {
                 let last = lanes - 1;
                 let mut s = [states[2], states[last]];
-                x2(
+                compress_x2::<H>(
                     ni,
                     &mut s,
                     &[&bufs[2][AHEAD..], &bufs[last][AHEAD..]],
@@ -311,20 +428,25 @@ mod tests {
         /// ways' states must agree.
         #[allow(clippy::type_complexity)]
         fn ways<H: NiPair<State = [u32; W]>, const W: usize>(
-            t: Vaes512,
+            t: Cbc,
             ni: ShaNi,
             keys: &LaneKeys<11>,
             [b1, b2, b3]: &mut [Vec<Vec<u8>>; 3],
             [v1, v2, v3]: &mut [Vec<[u8; 16]>; 3],
-            x2: X2<W>,
-            separate: &mut dyn FnMut(&mut Vec<Vec<u8>>, &mut [[u32; W]; 8], &mut Vec<[u8; 16]>),
+            cbc_lanes: CbcLanes<'_>,
+            mut separate: Option<
+                &mut dyn FnMut(&mut Vec<Vec<u8>>, &mut [[u32; W]; 8], &mut Vec<[u8; 16]>),
+            >,
         ) -> Vec<Timing> {
             let lanes = b1.len();
             let mut s = [[[0u32; W]; 8]; 3];
             let [s1, s2, s3] = &mut s;
-            let mut first = || separate(b1, s1, v1);
-            let mut paired = || pairs::<H, W>(t, ni, keys, b2, s2, v2, None);
-            let mut wide = || pairs::<H, W>(t, ni, keys, b3, s3, v3, Some(x2));
+            let mut first = || match separate.as_mut() {
+                Some(separate) => separate(b1, s1, v1),
+                None => hash_then_cbc::<H, W>(ni, b1, s1, v1, cbc_lanes),
+            };
+            let mut paired = || pairs::<H, W>(t, ni, keys, b2, s2, v2, false);
+            let mut wide = || pairs::<H, W>(t, ni, keys, b3, s3, v3, true);
             let m = if lanes > LANES {
                 alternate(&mut [&mut first, &mut paired, &mut wide])
             } else {
@@ -351,42 +473,25 @@ mod tests {
                 let mut b = [data.clone(), data.clone(), data];
                 let mut v = [(); 3].map(|_| vec![[0u8; 16]; lanes]);
                 let ahead = lanes > LANES;
-                let (m, other) = if sha == 1 {
-                    let m = ways::<Sha1, 5>(
-                        t,
-                        ni,
-                        &keys,
-                        &mut b,
-                        &mut v,
-                        compress_x2::<Sha1>,
-                        &mut |b, s, v| {
+                let (b, v, k) = (&mut b, &mut v, &keys);
+                let (m, other) = match (sha, t) {
+                    (1, Cbc::Vaes(x8)) => {
+                        let mut eight = |b: &mut Vec<Vec<u8>>, s: &mut _, v: &mut Vec<_>| {
                             let mut views: Vec<&mut [u8]> =
                                 b.iter_mut().map(|b| &mut b[..]).collect();
-                            sha1_cbc_x8::<11>(t, s, &keys, v, &mut views, AHEAD, 0, BLOCKS);
-                        },
-                    );
-                    (m, "the eight-lane stitched loop")
-                } else {
-                    let m = ways::<Sha256, 8>(
-                        t,
-                        ni,
-                        &keys,
-                        &mut b,
-                        &mut v,
-                        compress_x2::<Sha256>,
-                        &mut |b, s, v| {
-                            for (p, pair) in b.chunks(LANES).enumerate() {
-                                let data = [&pair[0][AHEAD..], &pair[pair.len() - 1][AHEAD..]];
-                                let mut x = [s[2 * p], s[2 * p + 1]];
-                                compress_x2::<Sha256>(ni, &mut x, &data, BLOCKS);
-                                s[2 * p..2 * p + pair.len()].copy_from_slice(&x[..pair.len()]);
-                            }
-                            let mut views: Vec<&mut [u8]> =
-                                b.iter_mut().map(|b| &mut b[..64 * BLOCKS]).collect();
-                            cbc_x16::cbc_encrypt_x16(t, &keys, v, &mut views, 4 * BLOCKS);
-                        },
-                    );
-                    (m, "hash in pairs then CBC")
+                            sha1_cbc_x8::<11>(x8, s, k, v, &mut views, AHEAD, 0, BLOCKS);
+                        };
+                        let m = ways::<Sha1, 5>(t, ni, k, b, v, &cbc_lanes, Some(&mut eight));
+                        (m, "the eight-lane stitched loop")
+                    }
+                    (1, _) => {
+                        let m = ways::<Sha1, 5>(t, ni, k, b, v, &cbc_lanes, None);
+                        (m, "hash in pairs then CBC")
+                    }
+                    _ => {
+                        let m = ways::<Sha256, 8>(t, ni, k, b, v, &cbc_lanes, None);
+                        (m, "hash in pairs then CBC")
+                    }
                 };
                 for w in 1..m.len() {
                     assert_eq!(
@@ -396,8 +501,9 @@ mod tests {
                     );
                 }
                 print!(
-                    "SHA-{sha} + AES-128-CBC, {lanes} lanes of 16 KiB on {}: {other} {:.1} us, \
-                     SHA-NI pairs {:.1} us, ratio {:.2}",
+                    "SHA-{sha} + AES-128-CBC, {} chains, {lanes} lanes of 16 KiB on {}: \
+                     {other} {:.1} us, SHA-NI pairs {:.1} us, ratio {:.2}",
+                    name(t),
                     cpu_name(),
                     m[0].median * 1e6,
                     m[1].median * 1e6,

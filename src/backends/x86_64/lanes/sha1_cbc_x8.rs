@@ -103,14 +103,44 @@ unsafe fn scatter2(p: &[*mut u8], at: usize, y: __m256i) {
     }
 }
 
-impl<'k, const N: usize, const R: usize> Chains<'k, N, R> {
-    /// Chains of lanes `0..2 R` from `ivs`, their bytes not set yet, with
-    /// the round keys of lanes `2 first..2 (first + R)` of `keys`.
+/// CBC chains whose AES rounds run between a hash's round groups
+/// ([`RoundHook`]), a block of 64 bytes per lane an iteration: this
+/// module's VAES chains and `cbc_aesni_x8`'s AES-NI ones. The methods are
+/// inlined into `#[target_feature]` kernels, whose features they need.
+pub(super) trait Chained<'k, const N: usize>: RoundHook {
+    /// Chains of lanes `0..` from `ivs`, their bytes not set yet, with the
+    /// round keys of lanes `first..` of `keys`.
+    fn start(keys: &'k LaneKeys<N>, first: usize, ivs: &[[u8; 16]; 8]) -> Self;
+    /// Points the chains at block `b` of each lane: `cbc[i] + step[i] b`.
+    fn at(&mut self, cbc: &[*mut u8; 8], step: &[usize; 8], b: usize);
+    /// Writes each lane's last ciphertext block to `ivs`.
+    fn store(&self, ivs: &mut [[u8; 16]; 8]);
+    /// Step `i` of AES block `k` (of four) in every lane.
+    fn step(&mut self, k: usize, i: usize);
+
+    /// The steps that run after round `t` of `rounds`: `t S / rounds ..
+    /// (t + 1) S / rounds` of the `S = 4 N` of a block of 64 bytes per
+    /// lane (per AES block, the load and whitening, `N - 2` rounds, the
+    /// last round and the store), spread evenly, the last in the last
+    /// round. At most one a round for the eight-lane hashes (`S` is 44 or
+    /// 60, they have 64 or 80 rounds), two or three a round group of
+    /// `ni_cbc`'s SHA-NI pairs.
     #[inline(always)]
-    pub(super) fn new(keys: &'k LaneKeys<N>, first: usize, ivs: &[[u8; 16]; 8]) -> Self {
+    fn spread(&mut self, t: usize, rounds: usize) {
+        let steps = 4 * N;
+        for s in t * steps / rounds..(t + 1) * steps / rounds {
+            self.step(s / N, s % N);
+        }
+    }
+}
+
+/// Two lanes a register: `first` is even.
+impl<'k, const N: usize, const R: usize> Chained<'k, N> for Chains<'k, N, R> {
+    #[inline(always)]
+    fn start(keys: &'k LaneKeys<N>, first: usize, ivs: &[[u8; 16]; 8]) -> Self {
         Chains {
             keys,
-            first,
+            first: first / 2,
             p: [core::ptr::null_mut(); 8],
             // SAFETY: AVX as said above.
             x: [unsafe { _mm256_setzero_si256() }; R],
@@ -121,27 +151,24 @@ impl<'k, const N: usize, const R: usize> Chains<'k, N, R> {
         }
     }
 
-    /// Points the chains at block `b` of each lane: `cbc[i] + step[i] b`.
     /// Hides the round keys' address from the optimizer each time, so they
     /// are read from memory where a round uses them: hoisted out of the
     /// loop, the 22 to 60 key vectors spill to the stack, which cost 4-7%
     /// here.
     #[inline(always)]
-    pub(super) fn at(&mut self, cbc: &[*mut u8; 8], step: &[usize; 8], b: usize) {
+    fn at(&mut self, cbc: &[*mut u8; 8], step: &[usize; 8], b: usize) {
         self.p = by_index!(0 1 2 3 4 5 6 7; |i| cbc[i].wrapping_add(step[i] * b));
         self.keys = core::hint::black_box(self.keys);
     }
 
-    /// Writes each lane's last ciphertext block to `ivs`.
     #[inline(always)]
-    pub(super) fn store(&self, ivs: &mut [[u8; 16]; 8]) {
+    fn store(&self, ivs: &mut [[u8; 16]; 8]) {
         for (r, c) in self.chain.iter().enumerate() {
             // SAFETY: lanes `2 r, 2 r + 1 < 8` of `ivs`, 32 writable bytes.
             unsafe { _mm256_storeu_si256(ivs[2 * r..].as_mut_ptr().cast(), *c) };
         }
     }
 
-    /// Step `i` of AES block `k` (of four) in every register.
     #[inline(always)]
     fn step(&mut self, k: usize, i: usize) {
         for r in 0..R {
@@ -167,15 +194,9 @@ impl<'k, const N: usize, const R: usize> Chains<'k, N, R> {
 }
 
 impl<const N: usize, const R: usize> RoundHook for Chains<'_, N, R> {
-    /// Steps `t S / rounds .. (t + 1) S / rounds` of the `S = 4 N`: at most
-    /// one a round (`S` is 44 or 60, the hashes have 64 or 80 rounds), the
-    /// last in the last round.
     #[inline(always)]
     fn after_round(&mut self, t: usize, rounds: usize) {
-        let steps = 4 * N;
-        for s in t * steps / rounds..(t + 1) * steps / rounds {
-            self.step(s / N, s % N);
-        }
+        self.spread(t, rounds);
     }
 }
 
@@ -290,7 +311,7 @@ unsafe fn kernel<const N: usize, const R: usize>(
     blocks: usize,
 ) {
     let mut s = transpose_in(states);
-    let mut chains = Chains::<N, R>::new(keys, 0, ivs);
+    let mut chains = Chains::<N, R>::start(keys, 0, ivs);
     for b in 0..blocks {
         // SAFETY: the caller's ranges; the block is read into registers
         // before this iteration stores anything, and the reference ends
@@ -307,13 +328,14 @@ unsafe fn kernel<const N: usize, const R: usize>(
 
 #[cfg(test)]
 pub(super) mod tests {
+    use super::super::super::AesNi;
     use super::super::super::aes::{AesNiKey, Schedule};
     use super::super::super::test_rng::SplitMix64;
     use super::super::cbc_x16;
     use super::super::cbc_x16::tests::{cipher, schedule};
     use super::super::sha_x8::sha1_x8;
     use super::super::sha1_x16::tests::{ROUNDS, alternate, cpu_name, token};
-    use super::{LaneKeys, Vaes512, sha1_cbc_x8};
+    use super::{LaneKeys, sha1_cbc_x8};
     use crate::backends::portable::{AesKey, CrateCompress};
     use crate::primitives::hash::{Compress, Sha1};
 
@@ -336,7 +358,7 @@ pub(super) mod tests {
     /// CBC encryption of them, the bytes outside the range and the other
     /// lanes' states untouched.
     pub(in super::super) fn against_portable<const N: usize, const W: usize>(
-        t: Vaes512,
+        aes: AesNi,
         max_lanes: usize,
         run: Stitched<'_, N, W>,
         compress: impl Fn(&mut [u32; W], &[[u8; 64]]),
@@ -350,7 +372,7 @@ pub(super) mod tests {
                 let mut keys = LaneKeys::<N>::new();
                 let mut portable = Vec::new();
                 for (lane, k) in raw.iter().enumerate() {
-                    let ni = AesNiKey::new(t.aes_ni(), cipher, &k[..key_len]);
+                    let ni = AesNiKey::new(aes, cipher, &k[..key_len]);
                     keys.set_lane(lane, &schedule::<N>(&ni));
                     portable.push(AesKey::new(cipher, &k[..key_len]));
                 }
@@ -425,13 +447,13 @@ pub(super) mod tests {
             Compress::<Sha1>::compress(&CrateCompress, s, b);
         }
         against_portable::<11, 5>(
-            t,
+            t.aes_ni(),
             8,
             &|s, k, v, b, h, c, n| sha1_cbc_x8(t, s, k, v, b, h, c, n),
             sha1,
         );
         against_portable::<15, 5>(
-            t,
+            t.aes_ni(),
             8,
             &|s, k, v, b, h, c, n| sha1_cbc_x8(t, s, k, v, b, h, c, n),
             sha1,
