@@ -761,7 +761,7 @@ mod lanes {
     }
 
     /// MAC-then-encrypt jobs whose hash is [`Stitched`], at most its
-    /// `MAX`: each lane's first block is hashed, then its whole blocks
+    /// `max`: each lane's first block is hashed, then its whole blocks
     /// after it are hashed and the plaintext behind them encrypted in one
     /// loop; then the rest of the hashing as `hash_window` runs it, and
     /// the encryption of the rest. `false` if this CPU lacks the loop's
@@ -848,8 +848,9 @@ mod lanes {
                 *slot = job.as_mut();
             }
             if let Some(compressor) = compressor {
-                // No AVX2 lanes: a window here has fewer jobs than they
-                // take (`AVX2_MIN_BUSY`).
+                // The few blocks left a lane (the last data blocks, the
+                // outer hash) hash in SHA-NI pairs, not in the AVX2
+                // lanes: not measured against them.
                 let x16 = match cbc {
                     Cbc::Vaes(t) => Some(t),
                     Cbc::AesNi(_) => None,
@@ -905,8 +906,8 @@ mod lanes {
 
     /// With VAES chains where `Tuning::stitched_ni_pairs` holds, (jobs,
     /// shortest record in bytes) from which MAC-then-encrypt SHA-256 jobs,
-    /// at most six, take the stitched pairs (`ni_cbc`). Measured on AMD family 0x19
-    /// model 0x11 (Zen 4), 2 to 4 alternating runs: against one by one,
+    /// at most six, take the stitched pairs (`ni_cbc`). Measured on AMD
+    /// family 0x19 model 0x11 (Zen 4), 2 to 4 alternating runs: against one by one,
     /// two of 16 KiB 1.72-1.82x, of 4 KiB 1.29-1.52x, of 2 KiB 1.31-1.33x,
     /// of 1408 bytes 1.10-1.22x, of 1 KiB 1.00-1.04x, of 512 bytes 0.82x;
     /// three of 16 KiB 1.28x, of 4 KiB 1.12-1.29x, of 2 KiB 0.97-1.16x,
@@ -957,8 +958,8 @@ mod lanes {
     /// chains. With AES-NI chains, as `SHA1_AES_NI_PAIRS` says. With VAES
     /// ones, rather than all in the eight-lane loop (`sha1_cbc_x8`) or one
     /// by one (three or four with one pair hashed ahead: `middle_pairs`):
-    /// from two to four lanes of 2 KiB records (31 blocks). Measured on AMD family
-    /// 0x19 model 0x11 (Zen 4), 3 alternating runs, against one by one:
+    /// from two to four lanes of 2 KiB records (31 blocks). Measured on
+    /// AMD family 0x19 model 0x11 (Zen 4), 3 alternating runs, against one by one:
     /// two records of 16 KiB 1.68-1.72x, of 4 KiB 1.26-1.49x, of 2 KiB
     /// 1.05-1.25x, of 1408 bytes 0.87-1.03x, of 1 KiB 0.78-0.87x; against
     /// the eight-lane loop, ns a record: three of 16 KiB 8542-8835 against
