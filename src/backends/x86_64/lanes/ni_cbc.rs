@@ -111,8 +111,8 @@ pub(crate) fn ni_cbc<H: NiPair, const N: usize>(
         step,
         blocks,
     };
-    // SAFETY: `ni` proves SHA-NI, SSE2, SSSE3 and SSE4.1; `t` AVX-512
-    // F/BW/VL, VAES and AES-NI, or AES-NI: each kernel's features.
+    // SAFETY: `ni` proves SHA-NI, SSE2, SSSE3 and SSE4.1; `cbc`'s token
+    // AVX-512 F/BW/VL, VAES and AES-NI, or AES-NI: each kernel's features.
     // `lane_pointers` checked and derived the pointers as the kernel needs
     // them (see there), `bufs` and `scratch` borrowed for the call; `first
     // + lanes <= 16`.
