@@ -31,6 +31,10 @@
 //!   for when only a few lanes are busy, and for CPUs without AVX-512.
 //! - `sha512_x8`: SHA-512 compression of eight lanes (64-bit words), for
 //!   HMAC-SHA384.
+//! - `sha512_avx2_x4`: the same for four lanes with AVX2 alone, for CPUs
+//!   without AVX-512.
+//! - `words64`: the 64-bit lane operations and SHA-512 rounds both are
+//!   written over.
 
 use super::{AesNi, Vaes512};
 
@@ -62,7 +66,9 @@ pub(crate) mod sha1_avx2_x8;
 pub(crate) mod sha1_cbc_x8;
 pub(crate) mod sha1_x16;
 pub(crate) mod sha256_x16;
+pub(crate) mod sha512_avx2_x4;
 pub(crate) mod sha512_x8;
 pub(crate) mod sha_ni_x2;
 pub(crate) mod sha_x8;
 pub(crate) mod words;
+pub(crate) mod words64;

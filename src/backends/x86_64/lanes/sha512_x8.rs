@@ -14,7 +14,7 @@
 use core::arch::x86_64::*;
 
 use super::super::Vaes512;
-use super::super::sha512::K512;
+use super::words64;
 
 /// SHA-512 compression in eight independent lanes: lane `i` runs `blocks`
 /// 128-byte blocks from `data[i]` (at least `128 * blocks` bytes) into `states[i]`.
@@ -98,119 +98,6 @@ fn bswap64(x: __m512i) -> __m512i {
     _mm512_shuffle_epi8(x, m)
 }
 
-#[inline]
-#[target_feature(enable = "avx512f")]
-fn big_sigma0(x: __m512i) -> __m512i {
-    let (a, b, c) = (
-        _mm512_ror_epi64::<28>(x),
-        _mm512_ror_epi64::<34>(x),
-        _mm512_ror_epi64::<39>(x),
-    );
-    _mm512_ternarylogic_epi64::<0x96>(a, b, c)
-}
-
-#[inline]
-#[target_feature(enable = "avx512f")]
-fn big_sigma1(x: __m512i) -> __m512i {
-    let (a, b, c) = (
-        _mm512_ror_epi64::<14>(x),
-        _mm512_ror_epi64::<18>(x),
-        _mm512_ror_epi64::<41>(x),
-    );
-    _mm512_ternarylogic_epi64::<0x96>(a, b, c)
-}
-
-#[inline]
-#[target_feature(enable = "avx512f")]
-fn small_sigma0(x: __m512i) -> __m512i {
-    let (a, b, c) = (
-        _mm512_ror_epi64::<1>(x),
-        _mm512_ror_epi64::<8>(x),
-        _mm512_srli_epi64::<7>(x),
-    );
-    _mm512_ternarylogic_epi64::<0x96>(a, b, c)
-}
-
-#[inline]
-#[target_feature(enable = "avx512f")]
-fn small_sigma1(x: __m512i) -> __m512i {
-    let (a, b, c) = (
-        _mm512_ror_epi64::<19>(x),
-        _mm512_ror_epi64::<61>(x),
-        _mm512_srli_epi64::<6>(x),
-    );
-    _mm512_ternarylogic_epi64::<0x96>(a, b, c)
-}
-
-/// `K512[t]` in every lane (a broadcast load).
-#[inline]
-#[target_feature(enable = "avx512f")]
-fn k(t: usize) -> __m512i {
-    _mm512_set1_epi64(K512[t] as i64)
-}
-
-/// The 80 rounds of one block over the schedule ring `w` (the block's
-/// sixteen words on entry), on the working state `s`.
-#[inline]
-#[target_feature(enable = "avx512f")]
-fn rounds(s: [__m512i; 8], mut w: [__m512i; 16]) -> [__m512i; 8] {
-    let [mut a, mut b, mut c, mut d, mut e, mut f, mut g, mut h] = s;
-    // One round; the caller renames the variables instead of moving them.
-    macro_rules! round {
-        ($a:ident $b:ident $c:ident $d:ident $e:ident $f:ident $g:ident $h:ident, $t:expr, $i:literal) => {
-            // h + K + W first: off the e chain.
-            let t1 = _mm512_add_epi64(_mm512_add_epi64($h, k($t)), w[$i]);
-            let t1 = _mm512_add_epi64(t1, _mm512_ternarylogic_epi64::<0xca>($e, $f, $g));
-            let t1 = _mm512_add_epi64(t1, big_sigma1($e));
-            let t2 = _mm512_add_epi64(
-                big_sigma0($a),
-                _mm512_ternarylogic_epi64::<0xe8>($a, $b, $c),
-            );
-            $d = _mm512_add_epi64($d, t1);
-            $h = _mm512_add_epi64(t1, t2);
-        };
-    }
-    // W[t] = s1(W[t-2]) + W[t-7] + s0(W[t-15]) + W[t-16], in the ring.
-    macro_rules! schedule {
-        ($i:literal) => {
-            w[$i] = _mm512_add_epi64(
-                _mm512_add_epi64(w[$i], small_sigma0(w[($i + 1) % 16])),
-                _mm512_add_epi64(w[($i + 9) % 16], small_sigma1(w[($i + 14) % 16])),
-            );
-        };
-    }
-    // Sixteen rounds from round `16 j`: eight renamings bring the
-    // variables back where they started.
-    macro_rules! sixteen {
-        ($j:expr, $sched:literal) => {
-            let base: usize = 16 * $j;
-            sixteen!(@ base $sched; 0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15);
-        };
-        (@ $base:ident $sched:literal; $($i:literal)*) => {
-            $(
-                if $sched {
-                    schedule!($i);
-                }
-                match $i % 8 {
-                    0 => { round!(a b c d e f g h, $base + $i, $i); }
-                    1 => { round!(h a b c d e f g, $base + $i, $i); }
-                    2 => { round!(g h a b c d e f, $base + $i, $i); }
-                    3 => { round!(f g h a b c d e, $base + $i, $i); }
-                    4 => { round!(e f g h a b c d, $base + $i, $i); }
-                    5 => { round!(d e f g h a b c, $base + $i, $i); }
-                    6 => { round!(c d e f g h a b, $base + $i, $i); }
-                    _ => { round!(b c d e f g h a, $base + $i, $i); }
-                }
-            )*
-        };
-    }
-    sixteen!(0, false);
-    for j in 1..5 {
-        sixteen!(j, true);
-    }
-    [a, b, c, d, e, f, g, h]
-}
-
 #[target_feature(enable = "avx512f,avx512bw,avx512vl")]
 fn compress(states: &mut [[u64; 8]; 8], data: &[&[u8]; 8], blocks: usize) {
     let rows: [__m512i; 8] = core::array::from_fn(|i| {
@@ -225,7 +112,7 @@ fn compress(states: &mut [[u64; 8]; 8], data: &[&[u8]; 8], blocks: usize) {
         let hi = transpose(core::array::from_fn(|i| load64(&data[i][at + 64..])));
         let w: [__m512i; 16] =
             core::array::from_fn(|j| bswap64(if j < 8 { lo[j] } else { hi[j - 8] }));
-        let out = rounds(s, w);
+        let out = words64::rounds(s, w);
         s = core::array::from_fn(|j| _mm512_add_epi64(s[j], out[j]));
     }
     let rows = transpose(s);
@@ -236,7 +123,7 @@ fn compress(states: &mut [[u64; 8]; 8], data: &[&[u8]; 8], blocks: usize) {
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use super::super::super::test_rng::SplitMix64;
     use super::*;
     use crate::primitives::hash::{HashFunction, Sha384};
@@ -279,67 +166,75 @@ mod tests {
         }
     }
 
-    #[test]
-    fn random_lanes_match_sha2() {
-        let Some(t) = token() else { return };
-        let mut rng = SplitMix64(512);
-        for blocks in [0, 1, 2, 5] {
+    /// A lane kernel's calling form: `L` states, `L` lanes, the blocks.
+    pub(in super::super) type Kernel<'f, const L: usize> =
+        &'f mut dyn FnMut(&mut [[u64; 8]; L], &[&[u8]; L], usize);
+
+    /// Random states and lanes of 0 to 7 blocks, each lane with a few
+    /// bytes more than its blocks (which must not be read into the
+    /// state), through `compress`, every lane against the `sha2` crate.
+    pub(in super::super) fn random_lanes_against_sha2<const L: usize>(
+        what: &str,
+        compress: Kernel<'_, L>,
+    ) {
+        let mut rng = SplitMix64(512 + L as u64);
+        for blocks in [0, 1, 2, 3, 5, 7] {
             for _ in 0..20 {
-                let before: [[u64; 8]; 8] =
+                let before: [[u64; 8]; L] =
                     core::array::from_fn(|_| core::array::from_fn(|_| rng.next()));
-                // Each lane with a few bytes more than its blocks, which
-                // must not be read into the state.
-                let bufs: Vec<Vec<u8>> = (0..8)
+                let bufs: Vec<Vec<u8>> = (0..L)
                     .map(|_| {
                         let mut b = vec![0u8; 128 * blocks + (rng.next() % 130) as usize];
                         rng.fill(&mut b);
                         b
                     })
                     .collect();
-                let data: [&[u8]; 8] = core::array::from_fn(|i| &bufs[i][..]);
+                let data: [&[u8]; L] = core::array::from_fn(|i| &bufs[i][..]);
                 let mut states = before;
-                compress_x8(t, &mut states, &data, blocks);
-                for lane in 0..8 {
+                compress(&mut states, &data, blocks);
+                for lane in 0..L {
                     assert_eq!(
                         states[lane],
                         reference(before[lane], &bufs[lane], blocks),
-                        "{blocks} blocks, lane {lane}"
+                        "{what}: {blocks} blocks, lane {lane}"
                     );
                 }
             }
         }
     }
 
-    #[test]
-    fn edge_words_match_sha2() {
-        let Some(t) = token() else { return };
-        // All-zero and all-one words in states and blocks, lane by lane,
-        // exercise the carries of every 64-bit lane.
-        let mut rng = SplitMix64(7);
+    /// All-zero and all-one words in states and blocks, lane by lane,
+    /// which exercise the carries and the shifts' edges of every 64-bit
+    /// lane, through `compress` against the `sha2` crate.
+    pub(in super::super) fn edge_words_against_sha2<const L: usize>(
+        what: &str,
+        compress: Kernel<'_, L>,
+    ) {
+        let mut rng = SplitMix64(7 + L as u64);
         for pattern in 0..24u64 {
             let word = |rng: &mut SplitMix64, k: u64| match (pattern + k) % 3 {
                 0 => 0,
                 1 => u64::MAX,
                 _ => rng.next(),
             };
-            let before: [[u64; 8]; 8] = core::array::from_fn(|i| {
+            let before: [[u64; 8]; L] = core::array::from_fn(|i| {
                 core::array::from_fn(|j| word(&mut rng, (i * 3 + j) as u64))
             });
-            let bufs: Vec<Vec<u8>> = (0..8)
+            let bufs: Vec<Vec<u8>> = (0..L)
                 .map(|i| {
                     (0..32)
                         .flat_map(|j| word(&mut rng, (i * 5 + j) as u64).to_le_bytes())
                         .collect()
                 })
                 .collect();
-            let data: [&[u8]; 8] = core::array::from_fn(|i| &bufs[i][..]);
+            let data: [&[u8]; L] = core::array::from_fn(|i| &bufs[i][..]);
             let mut states = before;
-            compress_x8(t, &mut states, &data, 2);
-            for lane in 0..8 {
+            compress(&mut states, &data, 2);
+            for lane in 0..L {
                 assert_eq!(
                     states[lane],
                     reference(before[lane], &bufs[lane], 2),
-                    "pattern {pattern}"
+                    "{what}: pattern {pattern}, lane {lane}"
                 );
             }
         }
@@ -352,9 +247,14 @@ mod tests {
             .collect()
     }
 
-    #[test]
-    fn fips_abc_in_one_padded_block() {
-        let Some(t) = token() else { return };
+    /// FIPS 180-4's "abc" as one padded block, hashed to its published
+    /// SHA-512 and SHA-384 digests in every pair of distinct lanes'
+    /// turn (SHA-512 in lane `i`, SHA-384 in lane `L - 1 - i`, where they
+    /// differ), the other lanes with random states and data.
+    pub(in super::super) fn fips_abc_against_published<const L: usize>(
+        what: &str,
+        compress: Kernel<'_, L>,
+    ) {
         // FIPS 180-4 5.3.5 (SHA-512 initial hash value); SHA-384's is the
         // library's own.
         const SHA512_IV: [u64; 8] = [
@@ -389,27 +289,48 @@ mod tests {
             rng.fill(&mut b);
             b
         };
-        for (l512, l384) in [(0, 7), (3, 4), (6, 1)] {
-            let mut states: [[u64; 8]; 8] =
+        for l512 in 0..L {
+            let l384 = L - 1 - l512;
+            let mut states: [[u64; 8]; L] =
                 core::array::from_fn(|_| core::array::from_fn(|_| rng.next()));
             states[l512] = SHA512_IV;
             states[l384] = Sha384::INITIAL_STATE;
-            let data: [&[u8]; 8] = core::array::from_fn(|i| {
+            let data: [&[u8]; L] = core::array::from_fn(|i| {
                 if i == l512 || i == l384 {
                     &block[..]
                 } else {
                     &others[..]
                 }
             });
-            compress_x8(t, &mut states, &data, 1);
-            let digest: Vec<u8> = states[l512].iter().flat_map(|w| w.to_be_bytes()).collect();
-            assert_eq!(digest, sha512, "SHA-512 in lane {l512}");
+            compress(&mut states, &data, 1);
+            if l512 != l384 {
+                let digest: Vec<u8> = states[l512].iter().flat_map(|w| w.to_be_bytes()).collect();
+                assert_eq!(digest, sha512, "{what}: SHA-512 in lane {l512}");
+            }
             let digest: Vec<u8> = states[l384][..6]
                 .iter()
                 .flat_map(|w| w.to_be_bytes())
                 .collect();
-            assert_eq!(digest, sha384, "SHA-384 in lane {l384}");
+            assert_eq!(digest, sha384, "{what}: SHA-384 in lane {l384}");
         }
+    }
+
+    #[test]
+    fn random_lanes_match_sha2() {
+        let Some(t) = token() else { return };
+        random_lanes_against_sha2::<8>("x8", &mut |s, d, n| compress_x8(t, s, d, n));
+    }
+
+    #[test]
+    fn edge_words_match_sha2() {
+        let Some(t) = token() else { return };
+        edge_words_against_sha2::<8>("x8", &mut |s, d, n| compress_x8(t, s, d, n));
+    }
+
+    #[test]
+    fn fips_abc_in_one_padded_block() {
+        let Some(t) = token() else { return };
+        fips_abc_against_published::<8>("x8", &mut |s, d, n| compress_x8(t, s, d, n));
     }
 
     fn median(v: &mut [f64]) -> String {
