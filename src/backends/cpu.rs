@@ -163,10 +163,11 @@ fn cpu_bits() -> u32 {
 /// (1,472), and turning 128 of them into byte shuffles took 7% off: the
 /// shifts bound the rounds there, and leave the other vector pipes spare.
 /// So SHA-384 windows are hashed four at a time there
-/// (`avx2_sha512_lanes`), then CBC-encrypted in the AES-NI lanes. Sixteen
-/// records from sixteen connections against intel-ipsec-mb, one by one
-/// before: 16 KiB sealed 1.05x (0.54x), opened 1.03x (0.75-0.76x); 1408
-/// bytes sealed 1.02x (0.55-0.56x).
+/// (`avx2_sha512_lanes`), then CBC-encrypted in the AES-NI lanes, and the
+/// opens' secret-length finishes run in the same lanes. Sixteen records
+/// from sixteen connections against intel-ipsec-mb, one by one before: 16
+/// KiB sealed 1.05x (0.54x), opened 1.05x (0.75-0.76x); 1408 bytes sealed
+/// 1.02x (0.55-0.56x), opened 0.92-0.93x (0.59x).
 ///
 /// Why the open differs: on Intel family 6 model 0xCF, 512-bit VAES beside
 /// legacy-SSE SHA-NI in one loop took 1.5 ms per 16 KiB record against

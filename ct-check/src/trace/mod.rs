@@ -192,14 +192,26 @@ fn matrix(backends: &[Backend], best: Backend, full: bool) -> Vec<Class> {
         // Four long records (and six for SHA-256): on CPUs that give so
         // few lanes (`cpu::Tuning`), the lanes hashed two streams at a
         // time on SHA-NI, or in the eight-lane AVX-512 kernels; elsewhere
-        // the single opens.
+        // the single opens. Four and five SHA-384 records of 1 KiB: where
+        // there is no AVX-512, in the four AVX2 lanes on the CPUs that
+        // take them, prefixes and secret-length finishes alike (the fifth
+        // lane alone in its call).
         if b == best || full {
-            for combination in [Combination::ALL[0], Combination::Aes128CbcSha256] {
+            for combination in [
+                Combination::ALL[0],
+                Combination::Aes128CbcSha256,
+                Combination::Aes256CbcSha384,
+            ] {
                 let config = RecordConfig::new(
                     combination,
                     ProtocolVersion::Tls12,
                     MacOrder::MacThenEncrypt,
                 );
+                if combination == Combination::Aes256CbcSha384 {
+                    classes.push(matrix::batch_class(b, config, 1024, 4));
+                    classes.push(matrix::batch_class(b, config, 1024, 5));
+                    continue;
+                }
                 classes.push(matrix::batch_class(b, config, 4096, 4));
                 if combination == Combination::Aes128CbcSha256 {
                     classes.push(matrix::batch_class(b, config, 4096, 6));
