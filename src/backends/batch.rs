@@ -1551,9 +1551,9 @@ mod lanes {
         const AVX2_WIDTH: usize = 4;
         const AVX2_TAILS: bool = true;
 
-        /// Three busy lanes in a call of four cost 1.33 times four, and
-        /// four lanes take 0.65 of the single stream's time per block on
-        /// AMD family 0x17 model 0x31 (`sha512_avx2_x4`): three still gain.
+        /// Four busy lanes take 0.65 of the single stream's time per block
+        /// of each on AMD family 0x17 model 0x31 (`sha512_avx2_x4`), so
+        /// three in a call of four take 0.87 of it and still gain.
         const AVX2_MIN_BUSY: usize = 3;
 
         const AVX2_BEATS_SINGLE: [&'static [(usize, usize)]; 2] =
