@@ -274,6 +274,7 @@ macro_rules! batch_hash {
                 #[cfg(target_arch = "x86_64")]
                 if backend == Backend::AesNiShaNi {
                     return <$h as lanes::LaneHash>::pairs_beat_single(jobs, shortest)
+                        || <$h as lanes::LaneHash>::pair_tails_beat_single(jobs, shortest)
                         || <$h as lanes::LaneHash>::avx2_beat_single(jobs, shortest, true);
                 }
                 let _ = (backend, jobs, shortest);
@@ -320,15 +321,13 @@ macro_rules! batch_hash {
                 {
                     return lanes::finish_secret_len(lanes::TailLanes::Vaes(t), jobs);
                 }
-                // Without AVX-512, where the hash's AVX2 lanes finish a few
-                // records faster than one stream each (`AVX2_TAILS`).
+                // Without AVX-512: in the AVX2 lanes or SHA-NI pairs where
+                // they finish a few records faster than one stream each.
                 #[cfg(target_arch = "x86_64")]
                 if backend == Backend::AesNiShaNi
-                    && <$h as lanes::LaneHash>::AVX2_TAILS
-                    && <$h as lanes::LaneHash>::avx2_lanes(crate::backends::cpu::Tuning::get())
-                    && let Some(a) = crate::backends::x86_64::Avx2::allowed()
+                    && let Some(kernel) = lanes::TailLanes::without_avx512::<$h>()
                 {
-                    return lanes::finish_secret_len(lanes::TailLanes::Avx2(a), jobs);
+                    return lanes::finish_secret_len(kernel, jobs);
                 }
                 let _ = backend;
                 for job in jobs.iter_mut().flatten() {
@@ -1350,6 +1349,19 @@ mod lanes {
             lanes || Self::pairs_beat_single(jobs, shortest)
         }
 
+        /// Whether `jobs` records, the shortest `shortest` bytes long,
+        /// opened in lanes beat one by one where their finishes run in
+        /// SHA-NI pairs or AVX2 lanes (`Tuning::pair_tails`), from the
+        /// sizes in [`PAIR_TAILS_BEAT_SINGLE`].
+        fn pair_tails_beat_single(jobs: usize, shortest: usize) -> bool {
+            Self::PAIRS
+                && Tuning::get().pair_tails
+                && ShaNi::detect().is_some()
+                && PAIR_TAILS_BEAT_SINGLE
+                    .iter()
+                    .any(|&(j, bytes)| jobs >= j && shortest >= bytes)
+        }
+
         /// The same where the CPU has SHA-NI but no sixteen-lane kernels
         /// (no AVX-512): only the two-stream hashing can pay.
         fn pairs_beat_single(jobs: usize, shortest: usize) -> bool {
@@ -1387,6 +1399,16 @@ mod lanes {
     /// 1.41-1.46x, opened 1.48-1.54x, four of 4096 bytes opened 1.37x.
     const FEW_LANES: [(usize, usize); 2] = [(4, 4096), (6, 1024)];
 
+    /// (jobs, shortest record in bytes) from which an opened batch beats
+    /// one by one with its finishes in SHA-NI pairs (`Tuning::pair_tails`)
+    /// where [`FEW_LANES`] does not hold, measured on AMD family 0x17 model
+    /// 0x31 (one connection, ratios against one by one, SHA-1 / SHA-256):
+    /// sixteen of 1 byte 1.05x / 1.07x, of 256 bytes 1.07x / 1.06x; twelve
+    /// of 64 bytes 1.02x / 1.07x, of 1 byte 0.97x / 1.03x; eight of 512
+    /// bytes 0.96x / 0.98x. Fewer records lose more: a window's fixed
+    /// costs outweigh the pairs' gain (three of 1 byte 0.49x / 0.56x).
+    const PAIR_TAILS_BEAT_SINGLE: [(usize, usize); 2] = [(12, 64), (16, 0)];
+
     const _: () = assert!(
         Sha1::MIN_BUSY >= super::FEWEST_LANES
             && Sha256::MIN_BUSY >= super::FEWEST_LANES
@@ -1400,6 +1422,7 @@ mod lanes {
             && Sha1::EIGHT_LANES[0].0 >= super::FEWEST_LANES
             && Sha256::EIGHT_LANES[0].0 >= super::FEWEST_LANES
             && Sha384::EIGHT_LANES[0].0 >= super::FEWEST_LANES
+            && PAIR_TAILS_BEAT_SINGLE[0].0 >= super::FEWEST_LANES
     );
 
     // SHA-1 on model 0xA7, ns per busy lane-block: eight lanes 89 / k
@@ -2116,9 +2139,27 @@ mod lanes {
         /// [`LaneHash::AVX2_WIDTH`] lanes a call with AVX2 alone
         /// ([`LaneHash::compress8_avx2`]).
         Avx2(Avx2),
+        /// Two SHA-NI streams a call ([`LaneHash::compress2`]; only for a
+        /// hash with [`LaneHash::PAIRS`]).
+        Pairs(ShaNi),
     }
 
     impl TailLanes {
+        /// The finishes' kernel where there is SHA-NI but no AVX-512: the
+        /// AVX2 lanes where the hash runs on them ([`LaneHash::AVX2_TAILS`]
+        /// and [`LaneHash::avx2_lanes`]), else SHA-NI pairs where
+        /// `Tuning::pair_tails` says they beat one stream a job; `None`
+        /// for one stream a job.
+        pub(super) fn without_avx512<H: LaneHash>() -> Option<TailLanes> {
+            let tuning = Tuning::get();
+            if H::AVX2_TAILS && H::avx2_lanes(tuning) {
+                return Avx2::allowed().map(TailLanes::Avx2);
+            }
+            ShaNi::detect()
+                .filter(|_| H::PAIRS && tuning.pair_tails)
+                .map(TailLanes::Pairs)
+        }
+
         /// Compresses `blocks` blocks of every lane below `used` (a public
         /// count; lanes at `used` and beyond may be left alone).
         fn compress<H: LaneHash>(
@@ -2128,20 +2169,35 @@ mod lanes {
             blocks: usize,
             used: usize,
         ) {
+            let (busy, busy_data) = (&mut states[..used], &data[..used]);
             match self {
                 TailLanes::Vaes(t) => H::compress16(t, states, data, blocks, used),
-                TailLanes::Avx2(a) => {
-                    for start in (0..used).step_by(H::AVX2_WIDTH) {
-                        let n = (used - start).min(H::AVX2_WIDTH);
-                        let mut packed = [H::ZERO_STATE; 8];
-                        let mut lanes: [&[u8]; 8] = [data[start]; 8];
-                        packed[..n].copy_from_slice(&states[start..start + n]);
-                        lanes[..n].copy_from_slice(&data[start..start + n]);
-                        H::compress8_avx2(a, &mut packed, &lanes, blocks);
-                        states[start..start + n].copy_from_slice(&packed[..n]);
-                    }
+                TailLanes::Avx2(a) => in_calls::<H, 8>(busy, busy_data, H::AVX2_WIDTH, |s, d| {
+                    H::compress8_avx2(a, s, d, blocks)
+                }),
+                TailLanes::Pairs(ni) => {
+                    in_calls::<H, 2>(busy, busy_data, 2, |s, d| H::compress2(ni, s, d, blocks));
                 }
             }
+        }
+    }
+
+    /// Runs `kernel` over `states` and `data`, `width` (at most `W`) lanes
+    /// a call: a call's idle lanes hash a copy of its first lane's data,
+    /// and their states are dropped.
+    fn in_calls<H: LaneHash, const W: usize>(
+        states: &mut [H::State],
+        data: &[&[u8]],
+        width: usize,
+        mut kernel: impl FnMut(&mut [H::State; W], &[&[u8]; W]),
+    ) {
+        for (s, d) in states.chunks_mut(width).zip(data.chunks(width)) {
+            let mut packed = [H::ZERO_STATE; W];
+            let mut lanes: [&[u8]; W] = [d[0]; W];
+            packed[..s.len()].copy_from_slice(s);
+            lanes[..d.len()].copy_from_slice(d);
+            kernel(&mut packed, &lanes);
+            s.copy_from_slice(&packed[..s.len()]);
         }
     }
 
@@ -2172,7 +2228,7 @@ mod lanes {
             let mut state = [H::ZERO_STATE; 16];
             let in_kernel = match kernel {
                 TailLanes::Vaes(t) => masked_in_kernel(t, group, &plans, rounds, used, &mut state),
-                TailLanes::Avx2(_) => false,
+                TailLanes::Avx2(_) | TailLanes::Pairs(_) => false,
             };
             if !in_kernel {
                 masked_by_block(kernel, group, &plans, rounds, used, &mut state);
@@ -2357,29 +2413,27 @@ mod lanes {
             avx2_lanes_against_one_stream::<Sha1>(avx2, &LENGTHS, &counts, 0xa2a8_1a9e);
         }
 
-        /// The secret-length finishes on SHA-384's four AVX2 lanes
-        /// (`TailLanes::Avx2`, run here whatever this CPU's tuning says):
-        /// 1 to 17 jobs, each with a random prefix already absorbed and a
-        /// window of up to 400 bytes of which a random length counts,
-        /// every tag against the single-stream finish. A lane masked at
-        /// the wrong block, or handed another lane's state, fails it.
-        #[test]
-        fn avx2_sha384_tails_match_one_stream() {
-            let Some(avx2) = Avx2::detect() else {
-                eprintln!("SKIPPED: AVX2 SHA-384 secret-length tails (CPU lacks AVX2)");
-                return;
-            };
-            let mut rng = SplitMix64(0x7a11_5124);
+        /// The secret-length finishes on `kernel` (run here whatever this
+        /// CPU's tuning says): 1 to 17 jobs, each with a random prefix
+        /// already absorbed and a window of up to 400 bytes of which a
+        /// random length counts, every tag against the single-stream
+        /// finish. A lane masked at the wrong block, left out of a call,
+        /// or handed another lane's state fails it.
+        fn tails_against_one_stream<H: LaneHash>(kernel: TailLanes, seed: u64)
+        where
+            CrateCompress: Compress<H>,
+        {
+            let mut rng = SplitMix64(seed);
             for count in [1usize, 2, 3, 4, 5, 8, 9, 16, 17] {
                 for _ in 0..8 {
-                    let states: Vec<HmacStates<Sha384>> = (0..count)
+                    let states: Vec<HmacStates<H>> = (0..count)
                         .map(|_| {
                             let mut key = [0u8; 48];
                             rng.fill(&mut key);
                             HmacStates::new(&CrateCompress, &key)
                         })
                         .collect();
-                    let engines: Vec<Engine<Sha384>> = states
+                    let engines: Vec<Engine<H>> = states
                         .iter()
                         .map(|st| {
                             let mut e = st.inner_engine();
@@ -2400,15 +2454,15 @@ mod lanes {
                         .iter()
                         .map(|d| (rng.next() % (d.len() as u64 + 1)) as usize)
                         .collect();
-                    let mut tags = vec![vec![0u8; 48]; 2 * count];
+                    let mut tags = vec![vec![0u8; H::OUTPUT_LEN]; 2 * count];
                     let (ours, theirs) = tags.split_at_mut(count);
-                    fn jobs<'a>(
-                        states: &'a [HmacStates<Sha384>],
-                        engines: &'a [Engine<Sha384>],
+                    fn jobs<'a, H: HashFunction>(
+                        states: &'a [HmacStates<H>],
+                        engines: &'a [Engine<H>],
                         datas: &'a [Vec<u8>],
                         lens: &[usize],
                         tags: &'a mut [Vec<u8>],
-                    ) -> Vec<Option<SecretTailJob<'a, Sha384>>> {
+                    ) -> Vec<Option<SecretTailJob<'a, H>>> {
                         tags.iter_mut()
                             .enumerate()
                             .map(|(i, tag)| {
@@ -2423,7 +2477,7 @@ mod lanes {
                             .collect()
                     }
                     let mut lane_jobs = jobs(&states, &engines, &datas, &lens, ours);
-                    finish_secret_len(TailLanes::Avx2(avx2), &mut lane_jobs);
+                    finish_secret_len(kernel, &mut lane_jobs);
                     drop(lane_jobs);
                     for job in jobs(&states, &engines, &datas, &lens, theirs)
                         .iter_mut()
@@ -2434,6 +2488,27 @@ mod lanes {
                     assert_eq!(ours, theirs, "{count} jobs, lengths {lens:?}");
                 }
             }
+        }
+
+        /// The finishes on SHA-384's four AVX2 lanes.
+        #[test]
+        fn avx2_sha384_tails_match_one_stream() {
+            let Some(avx2) = Avx2::detect() else {
+                eprintln!("SKIPPED: AVX2 SHA-384 secret-length tails (CPU lacks AVX2)");
+                return;
+            };
+            tails_against_one_stream::<Sha384>(TailLanes::Avx2(avx2), 0x7a11_5124);
+        }
+
+        /// The finishes of SHA-1 and SHA-256 two SHA-NI streams at a time.
+        #[test]
+        fn pair_tails_match_one_stream() {
+            let Some(ni) = ShaNi::detect() else {
+                eprintln!("SKIPPED: SHA-NI pairs of secret-length tails (CPU lacks SHA-NI)");
+                return;
+            };
+            tails_against_one_stream::<Sha1>(TailLanes::Pairs(ni), 0x9a12_7a11);
+            tails_against_one_stream::<Sha256>(TailLanes::Pairs(ni), 0x2560_7a11);
         }
 
         /// SHA-384's four AVX2 lanes (three busy at least), with 128-byte

@@ -192,7 +192,9 @@ fn matrix(backends: &[Backend], best: Backend, full: bool) -> Vec<Class> {
         // Four long records (and six for SHA-256): on CPUs that give so
         // few lanes (`cpu::Tuning`), the lanes hashed two streams at a
         // time on SHA-NI, or in the eight-lane AVX-512 kernels; elsewhere
-        // the single opens. Four and five SHA-384 records of 1 KiB: where
+        // the single opens. Twelve short ones: where the finishes run two
+        // SHA-NI streams at a time, in lanes. Four and five SHA-384
+        // records of 1 KiB: where
         // there is no AVX-512, in the four AVX2 lanes on the CPUs that
         // take them, prefixes and secret-length finishes alike (the fifth
         // lane alone in its call).
@@ -213,6 +215,7 @@ fn matrix(backends: &[Backend], best: Backend, full: bool) -> Vec<Class> {
                     continue;
                 }
                 classes.push(matrix::batch_class(b, config, 4096, 4));
+                classes.push(matrix::batch_class(b, config, 64, 12));
                 if combination == Combination::Aes128CbcSha256 {
                     classes.push(matrix::batch_class(b, config, 4096, 6));
                 }
