@@ -249,41 +249,24 @@ pub(crate) struct Tuning {
     pub(crate) pair_tails: bool,
 }
 
+/// [`Tuning::get`]'s choices as bits: 0 before CPUID is read; else 1 |
+/// fusion << 1 | sha512_avx512 << 2 | few_lanes_sha_ni << 3 |
+/// sha512_pairs_avx2 << 4 | sha384_open_fused << 5 | eight_lanes << 6 |
+/// sha512_pairs_avx512 << 7 | halved_512 << 8 | stitched_sha1 << 9 |
+/// stitched_ni_pairs << 10 | sha512_pairs_rolled << 11 |
+/// sha384_open_pairs << 12 | avx2_sha1_lanes << 13 | avx2_sha512_lanes << 14
+/// | pair_tails << 15 (all sixteen bits taken).
+static CACHE: core::sync::atomic::AtomicU16 = core::sync::atomic::AtomicU16::new(0);
+
 impl Tuning {
-    /// The choices for this CPU (CPUID read once per process).
+    /// The choices for this CPU (CPUID read once per process). Inlined:
+    /// the batch paths ask it several times a window for one or two
+    /// fields each, which then cost a load and a bit test rather than a
+    /// call that unpacks every field.
+    #[inline]
     pub(crate) fn get() -> Tuning {
-        use core::sync::atomic::{AtomicU16, Ordering};
-        // 0: not read yet; else 1 | fusion << 1 | sha512_avx512 << 2 |
-        // few_lanes_sha_ni << 3 | sha512_pairs_avx2 << 4 |
-        // sha384_open_fused << 5 | eight_lanes << 6 |
-        // sha512_pairs_avx512 << 7 | halved_512 << 8 | stitched_sha1 << 9 |
-        // stitched_ni_pairs << 10 | sha512_pairs_rolled << 11 |
-        // sha384_open_pairs << 12 | avx2_sha1_lanes << 13 |
-        // avx2_sha512_lanes << 14 | pair_tails << 15.
-        static CACHE: AtomicU16 = AtomicU16::new(0);
-        let bits = match CACHE.load(Ordering::Relaxed) {
-            0 => {
-                let (vendor, family, model) = cpu_vendor_family_model();
-                let t = Self::for_cpu(vendor, family, model);
-                let bits = 1
-                    | u16::from(t.vaes_sha_ni_fusion) << 1
-                    | u16::from(t.sha512_avx512) << 2
-                    | u16::from(t.few_lanes_sha_ni) << 3
-                    | u16::from(t.sha512_pairs_avx2) << 4
-                    | u16::from(t.sha384_open_fused) << 5
-                    | u16::from(t.eight_lanes) << 6
-                    | u16::from(t.sha512_pairs_avx512) << 7
-                    | u16::from(t.halved_512) << 8
-                    | u16::from(t.stitched_sha1) << 9
-                    | u16::from(t.stitched_ni_pairs) << 10
-                    | u16::from(t.sha512_pairs_rolled) << 11
-                    | u16::from(t.sha384_open_pairs) << 12
-                    | u16::from(t.avx2_sha1_lanes) << 13
-                    | u16::from(t.avx2_sha512_lanes) << 14
-                    | u16::from(t.pair_tails) << 15;
-                CACHE.store(bits, Ordering::Relaxed);
-                bits
-            }
+        let bits = match CACHE.load(core::sync::atomic::Ordering::Relaxed) {
+            0 => Self::read(),
             v => v,
         };
         Tuning {
@@ -303,6 +286,32 @@ impl Tuning {
             avx2_sha512_lanes: bits & 16384 != 0,
             pair_tails: bits & 32768 != 0,
         }
+    }
+
+    /// Reads CPUID and fills [`CACHE`]: once per process.
+    #[cold]
+    #[inline(never)]
+    fn read() -> u16 {
+        let (vendor, family, model) = cpu_vendor_family_model();
+        let t = Self::for_cpu(vendor, family, model);
+        let bits = 1
+            | u16::from(t.vaes_sha_ni_fusion) << 1
+            | u16::from(t.sha512_avx512) << 2
+            | u16::from(t.few_lanes_sha_ni) << 3
+            | u16::from(t.sha512_pairs_avx2) << 4
+            | u16::from(t.sha384_open_fused) << 5
+            | u16::from(t.eight_lanes) << 6
+            | u16::from(t.sha512_pairs_avx512) << 7
+            | u16::from(t.halved_512) << 8
+            | u16::from(t.stitched_sha1) << 9
+            | u16::from(t.stitched_ni_pairs) << 10
+            | u16::from(t.sha512_pairs_rolled) << 11
+            | u16::from(t.sha384_open_pairs) << 12
+            | u16::from(t.avx2_sha1_lanes) << 13
+            | u16::from(t.avx2_sha512_lanes) << 14
+            | u16::from(t.pair_tails) << 15;
+        CACHE.store(bits, core::sync::atomic::Ordering::Relaxed);
+        bits
     }
 
     /// The table above, as a function of the CPUID vendor, display family
