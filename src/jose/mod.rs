@@ -9,12 +9,12 @@
 //! protected header) and `AL` the bit length of `A` as a 64-bit big-endian
 //! number. Opening checks `T` in constant time before decrypting anything,
 //! then removes the padding without branching on it; both failures are the
-//! one [`Error::AuthenticationFailed`].
+//! one [`Error::AuthenticationFailed`](crate::Error::AuthenticationFailed).
 //!
 //! | `enc` | Key | Tag | Status |
 //! | --- | --- | --- | --- |
 //! | `A128CBC-HS256` | 32 bytes | 16 bytes | supported |
-//! | `A192CBC-HS384` | 48 bytes | 24 bytes | [`Error::UnsupportedAlgorithm`]: needs AES-192, which this crate does not have |
+//! | `A192CBC-HS384` | 48 bytes | 24 bytes | [`Error::UnsupportedAlgorithm`](crate::Error::UnsupportedAlgorithm): needs AES-192, which this crate does not have |
 //! | `A256CBC-HS512` | 64 bytes | 32 bytes | supported (AES-256-CBC, HMAC-SHA-512) |
 //!
 //! Parsing JWE serializations (base64url, JSON) is the caller's:
