@@ -273,8 +273,7 @@ macro_rules! batch_hash {
                 }
                 #[cfg(target_arch = "x86_64")]
                 if backend == Backend::AesNiShaNi {
-                    return <$h as lanes::LaneHash>::pairs_beat_single(jobs, shortest)
-                        || <$h as lanes::LaneHash>::pair_tails_beat_single(jobs, shortest)
+                    return <$h as lanes::LaneHash>::open_pairs_beat_single(jobs, shortest)
                         || <$h as lanes::LaneHash>::avx2_beat_single(jobs, shortest, true);
                 }
                 let _ = (backend, jobs, shortest);
@@ -1349,17 +1348,23 @@ mod lanes {
             lanes || Self::pairs_beat_single(jobs, shortest)
         }
 
+        /// (jobs, shortest record in bytes) from which an opened batch
+        /// beats one by one where its finishes run in SHA-NI pairs too
+        /// (`Tuning::pair_tails`): [`LaneHash::open_pairs_beat_single`].
+        const PAIR_TAILS_OPEN: &'static [(usize, usize)] = &[];
+
         /// Whether `jobs` records, the shortest `shortest` bytes long,
-        /// opened in lanes beat one by one where their finishes run in
-        /// SHA-NI pairs or AVX2 lanes (`Tuning::pair_tails`), from the
-        /// sizes in [`PAIR_TAILS_BEAT_SINGLE`].
-        fn pair_tails_beat_single(jobs: usize, shortest: usize) -> bool {
-            Self::PAIRS
-                && Tuning::get().pair_tails
-                && ShaNi::detect().is_some()
-                && PAIR_TAILS_BEAT_SINGLE
+        /// opened in lanes hashed two SHA-NI streams at a time beat one by
+        /// one: from the sizes in [`LaneHash::PAIR_TAILS_OPEN`] where the
+        /// finishes run in the pairs too (`Tuning::pair_tails`), else as
+        /// [`LaneHash::pairs_beat_single`] says.
+        fn open_pairs_beat_single(jobs: usize, shortest: usize) -> bool {
+            if Self::PAIRS && Tuning::get().pair_tails && ShaNi::detect().is_some() {
+                return Self::PAIR_TAILS_OPEN
                     .iter()
-                    .any(|&(j, bytes)| jobs >= j && shortest >= bytes)
+                    .any(|&(j, bytes)| jobs >= j && shortest >= bytes);
+            }
+            Self::pairs_beat_single(jobs, shortest)
         }
 
         /// The same where the CPU has SHA-NI but no sixteen-lane kernels
@@ -1399,15 +1404,19 @@ mod lanes {
     /// 1.41-1.46x, opened 1.48-1.54x, four of 4096 bytes opened 1.37x.
     const FEW_LANES: [(usize, usize); 2] = [(4, 4096), (6, 1024)];
 
-    /// (jobs, shortest record in bytes) from which an opened batch beats
-    /// one by one with its finishes in SHA-NI pairs (`Tuning::pair_tails`)
-    /// where [`FEW_LANES`] does not hold, measured on AMD family 0x17 model
-    /// 0x31 (one connection, ratios against one by one, SHA-1 / SHA-256):
-    /// sixteen of 1 byte 1.05x / 1.07x, of 256 bytes 1.07x / 1.06x; twelve
-    /// of 64 bytes 1.02x / 1.07x, of 1 byte 0.97x / 1.03x; eight of 512
-    /// bytes 0.96x / 0.98x. Fewer records lose more: a window's fixed
-    /// costs outweigh the pairs' gain (three of 1 byte 0.49x / 0.56x).
-    const PAIR_TAILS_BEAT_SINGLE: [(usize, usize); 2] = [(12, 64), (16, 0)];
+    // `LaneHash::PAIR_TAILS_OPEN`, measured on AMD family 0x17 model 0x31
+    // (one connection, every window in lanes by a temporary edit, ratios
+    // against one by one, SHA-1 / SHA-256): four of 1408 bytes 0.92x /
+    // 1.02x, of 2048 bytes 0.97x / 1.09x, of 3072 bytes 1.02x / 1.16x;
+    // five of 2048 bytes 0.93x / 1.02x; six of 1024 bytes 0.95x / 1.03x, of
+    // 2048 bytes 1.02x / 1.14x; eight of 512 bytes 0.96x / 0.98x, of 1024
+    // bytes 1.06x / 1.08x; twelve of 64 bytes 1.02x / 1.07x, of 1 byte
+    // 0.97x / 1.03x; sixteen of 1 byte 1.05x / 1.07x. Fewer or shorter
+    // records lose more: a window's fixed costs outweigh the pairs' gain
+    // (three of 1 byte 0.49x / 0.56x).
+    const SHA1_PAIR_TAILS_OPEN: [(usize, usize); 5] =
+        [(4, 4096), (6, 2048), (8, 1024), (12, 64), (16, 0)];
+    const SHA256_PAIR_TAILS_OPEN: [(usize, usize); 4] = [(4, 2048), (6, 1024), (12, 64), (16, 0)];
 
     const _: () = assert!(
         Sha1::MIN_BUSY >= super::FEWEST_LANES
@@ -1422,7 +1431,8 @@ mod lanes {
             && Sha1::EIGHT_LANES[0].0 >= super::FEWEST_LANES
             && Sha256::EIGHT_LANES[0].0 >= super::FEWEST_LANES
             && Sha384::EIGHT_LANES[0].0 >= super::FEWEST_LANES
-            && PAIR_TAILS_BEAT_SINGLE[0].0 >= super::FEWEST_LANES
+            && SHA1_PAIR_TAILS_OPEN[0].0 >= super::FEWEST_LANES
+            && SHA256_PAIR_TAILS_OPEN[0].0 >= super::FEWEST_LANES
     );
 
     // SHA-1 on model 0xA7, ns per busy lane-block: eight lanes 89 / k
@@ -1471,6 +1481,7 @@ mod lanes {
         }
 
         const AVX2_WIDTH: usize = 8;
+        const PAIR_TAILS_OPEN: &'static [(usize, usize)] = &SHA1_PAIR_TAILS_OPEN;
 
         /// On AMD family 0x17 model 0x31 a call of the eight AVX2 lanes
         /// costs as much per block as three pairs of SHA-NI streams
@@ -1534,6 +1545,7 @@ mod lanes {
             false
         }
 
+        const PAIR_TAILS_OPEN: &'static [(usize, usize)] = &SHA256_PAIR_TAILS_OPEN;
         const AVX2_WIDTH: usize = 8;
         const AVX2_MIN_BUSY: usize = 8;
 

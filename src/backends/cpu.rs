@@ -177,7 +177,10 @@ fn cpu_bits() -> u32 {
 /// one for SHA-1 / SHA-256, before in brackets): 256 bytes 1.06-1.07x /
 /// 1.03-1.08x (0.95x / 0.97x: one by one inside the batch call), 1408
 /// bytes 1.19x / 1.15-1.18x (1.13-1.14x / 1.14x). Windows of short records
-/// take lanes from twelve or sixteen records (`PAIR_TAILS_BEAT_SINGLE`).
+/// take lanes from twelve or sixteen records, longer ones by their own
+/// sizes for each hash (`SHA1_PAIR_TAILS_OPEN`, `SHA256_PAIR_TAILS_OPEN`:
+/// SHA-256 from four of 2 KiB, SHA-1 from six of 2 KiB or eight of 1 KiB,
+/// where six of 1 KiB lost 5% in lanes).
 /// SHA-1's eight AVX2 lanes for the finishes measured no faster than the
 /// pairs (16 x 256 bytes 1.03x against 1.06x).
 ///
@@ -244,8 +247,8 @@ pub(crate) struct Tuning {
     pub(crate) avx2_sha512_lanes: bool,
     /// Without AVX-512, finish the MACs of opened SHA-1/SHA-256 batches
     /// over their secret lengths two SHA-NI streams at a time, and open
-    /// batches of short records in lanes from the sizes
-    /// `PAIR_TAILS_BEAT_SINGLE` gives (else one stream a record).
+    /// batches in lanes from the sizes `LaneHash::PAIR_TAILS_OPEN` gives (else one stream a record, and
+    /// windows in lanes as `few_lanes_sha_ni` says).
     pub(crate) pair_tails: bool,
 }
 
