@@ -1402,6 +1402,8 @@ mod lanes {
     /// lanes): sixteen of 1408 bytes 1.07-1.27x sealed, 1.01-1.07x opened;
     /// and on model 0x11 (Zen 4, with VAES lanes): four of 16 KiB sealed
     /// 1.41-1.46x, opened 1.48-1.54x, four of 4096 bytes opened 1.37x.
+    /// Where the opens' finishes run in the pairs too (`Tuning::pair_tails`,
+    /// Zen 2), the opens follow `LaneHash::PAIR_TAILS_OPEN` instead.
     const FEW_LANES: [(usize, usize); 2] = [(4, 4096), (6, 1024)];
 
     // `LaneHash::PAIR_TAILS_OPEN`, measured on AMD family 0x17 model 0x31
