@@ -159,9 +159,12 @@ fn cpu_bits() -> u32 {
 /// SHA-512 lanes with AVX2 alone (`sha512_avx2_x4`) take 121.3 ns per
 /// block of each lane against 186.8 ns for the single-stream kernel (model
 /// 0x31, 16 KiB, 201 alternating rounds). A block of the four lanes takes
-/// about as many cycles (some 1,460 at 3 GHz) as it has vector shifts
-/// (1,472), and turning 128 of them into byte shuffles took 7% off: the
-/// shifts bound the rounds there, and leave the other vector pipes spare.
+/// some 1,460 cycles at 3 GHz and has 1,472 vector shifts, and turning 128
+/// of them into byte shuffles took 7% off. The shifts are not the whole
+/// bound, though: with the message schedule's words given from memory (a
+/// measurement build), the rounds alone took 102.3 ns, some 1,230 cycles
+/// for their 960 shifts; and that schedule computed on the scalar units
+/// beside the rounds took 142.8 ns in all, so it stays in the vectors.
 /// So SHA-384 windows are hashed four at a time there
 /// (`avx2_sha512_lanes`), then CBC-encrypted in the AES-NI lanes, and the
 /// opens' secret-length finishes run in the same lanes. Sixteen records

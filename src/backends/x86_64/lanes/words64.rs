@@ -7,8 +7,8 @@
 //! rotation is one `vprorq`, and Ch, Maj and the sigmas' three-way xors
 //! are one `vpternlogq` each. With AVX2 a rotation is two shifts and an
 //! or (σ0's by a whole byte one byte shuffle), and Ch and Maj three
-//! instructions each. On AMD Zen 2 the shifts bound the AVX2 rounds
-//! (`Tuning` has the figures).
+//! instructions each. On AMD Zen 2 the shifts are the largest part of the
+//! AVX2 rounds' cost (`Tuning` has the figures).
 //!
 //! The methods are `#[inline(always)]`, which a `#[target_feature]`
 //! function cannot be. They are reached only from the kernels,
