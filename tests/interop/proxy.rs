@@ -43,8 +43,9 @@ pub struct State {
     pub actions: VecDeque<Action>,
     /// The bytes forwarded in each direction (records as delivered).
     pub capture: [Vec<u8>; 2],
-    /// Whether each direction has closed.
-    pub closed: [bool; 2],
+    /// How each direction's relay ended (TCP), once it has: the end of
+    /// the stream, or the error that stopped it.
+    pub ended: [Option<String>; 2],
     /// Problems in the proxy itself.
     pub errors: Vec<String>,
     /// Rewrites applied: (sequence value, action).
@@ -76,7 +77,7 @@ impl Proxy {
                 events: Vec::new(),
                 actions: VecDeque::new(),
                 capture: [Vec::new(), Vec::new()],
-                closed: [false; 2],
+                ended: [None, None],
                 errors: Vec::new(),
                 applied: Vec::new(),
                 sealer: None,
@@ -275,21 +276,30 @@ fn relay_tcp(mut from: TcpStream, mut to: TcpStream, dir: Dir, shared: &Shared, 
     let _ = from.set_read_timeout(Some(POLL));
     let mut pending = Vec::new();
     let mut buf = vec![0u8; 65536];
-    while !stop.load(Ordering::Relaxed) {
+    let ended = loop {
+        if stop.load(Ordering::Relaxed) {
+            break "stopped".to_string();
+        }
         match from.read(&mut buf) {
-            Ok(0) => break,
+            Ok(0) => break "end of stream".to_string(),
             Ok(n) => pending.extend_from_slice(&buf[..n]),
             Err(e) if is_timeout(&e) => continue,
-            Err(_) => break,
+            Err(e) if e.kind() == ErrorKind::Interrupted => continue,
+            Err(e) => break format!("read: {e}"),
         }
         let (out, used) = process_bytes(shared, dir, &pending, false);
         pending.drain(..used);
-        if to.write_all(&out).is_err() {
-            break;
+        if let Err(e) = to.write_all(&out) {
+            break format!("write: {e}");
         }
-    }
+    };
+    let ended = if pending.is_empty() {
+        ended
+    } else {
+        format!("{ended}, {} bytes of a partial record left", pending.len())
+    };
     let (lock, cv) = &**shared;
-    lock.lock().unwrap().closed[dir.index()] = true;
+    lock.lock().unwrap().ended[dir.index()] = Some(ended);
     cv.notify_all();
     let _ = to.shutdown(Shutdown::Write);
 }
