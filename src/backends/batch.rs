@@ -369,6 +369,12 @@ mod lanes {
         count: usize,
         shortest: usize,
     ) -> bool {
+        // Two jobs only pair up, and only from `TWO_JOBS_FROM` on: shorter
+        // pairs are answered before the kind and the tuning are looked at
+        // (some 5 ns of a call of two records of 1 to 64 bytes).
+        if count < super::FEWEST_LANES && shortest < TWO_JOBS_FROM {
+            return false;
+        }
         Kind::from_parts(aes, mac, order).is_some_and(|k| decide(k, count, shortest).0)
     }
 
@@ -993,11 +999,61 @@ mod lanes {
     /// 1096-1179 against 1158-1273, of 1 KiB 727-978 against 749-820.
     fn sha1_pairs_pay(cbc: Cbc, lanes: usize, blocks: usize) -> bool {
         match cbc {
-            Cbc::Vaes(_) => (2..=4).contains(&lanes) && blocks >= 31,
+            Cbc::Vaes(_) => (2..=4).contains(&lanes) && blocks >= SHA1_VAES_PAIR_BLOCKS,
             Cbc::AesNi(_) => SHA1_AES_NI_PAIRS
                 .iter()
                 .any(|&(j, b)| lanes >= j && blocks >= b),
         }
+    }
+
+    /// Whole blocks after the first from which two to four MAC-then-encrypt
+    /// SHA-1 jobs pair up beside VAES chains (`sha1_pairs_pay`).
+    const SHA1_VAES_PAIR_BLOCKS: usize = 31;
+
+    /// The shortest plaintext from which a window of two jobs may run in
+    /// lanes on any CPU: the least of the two-job sizes of the pair tables
+    /// (`decide`'s only two-job paths; every other table starts from
+    /// `FEWEST_LANES` jobs, as the assertions below and beside
+    /// `FEW_LANES` hold).
+    const TWO_JOBS_FROM: usize = {
+        let sha256 = min(
+            two_jobs_from(&STITCHED_SHA256),
+            two_jobs_from(&STITCHED_SHA256_AES_NI),
+        );
+        let sha1 = min(
+            sha1_plaintext(two_jobs_from(&SHA1_AES_NI_PAIRS)),
+            sha1_plaintext(SHA1_VAES_PAIR_BLOCKS),
+        );
+        min(sha256, sha1)
+    };
+
+    const _: () = assert!(TWO_JOBS_FROM > 64 && TWO_JOBS_FROM < usize::MAX);
+
+    /// The least size of `sizes`' entries for two jobs or fewer
+    /// (`usize::MAX` if none).
+    const fn two_jobs_from(sizes: &[(usize, usize)]) -> usize {
+        let mut least = usize::MAX;
+        let mut i = 0;
+        while i < sizes.len() {
+            if sizes[i].0 <= 2 {
+                least = min(least, sizes[i].1);
+            }
+            i += 1;
+        }
+        least
+    }
+
+    /// The shortest plaintext with `blocks` whole blocks after the first
+    /// of its MAC input (13-byte prefix first), as `decide` counts them.
+    const fn sha1_plaintext(blocks: usize) -> usize {
+        match blocks.checked_add(1) {
+            Some(b) => b * 64 - 13,
+            None => usize::MAX,
+        }
+    }
+
+    const fn min(a: usize, b: usize) -> usize {
+        if a < b { a } else { b }
     }
 
     const _: () = assert!(
@@ -1435,6 +1491,9 @@ mod lanes {
             && Sha384::EIGHT_LANES[0].0 >= super::FEWEST_LANES
             && SHA1_PAIR_TAILS_OPEN[0].0 >= super::FEWEST_LANES
             && SHA256_PAIR_TAILS_OPEN[0].0 >= super::FEWEST_LANES
+            && FEW_LANES[0].0 >= super::FEWEST_LANES
+            && SHA384_AVX2_SEAL[0].0 >= super::FEWEST_LANES
+            && SHA384_AVX2_OPEN[0].0 >= super::FEWEST_LANES
     );
 
     // SHA-1 on model 0xA7, ns per busy lane-block: eight lanes 89 / k
@@ -2320,6 +2379,49 @@ mod lanes {
         use super::*;
         use crate::backends::x86_64::test_rng::SplitMix64;
         use crate::primitives::hmac::HmacStates;
+        use crate::{Backend, Combination};
+
+        /// `seal_pays` turns two jobs shorter than `TWO_JOBS_FROM` away
+        /// before asking `decide`: `decide` itself must say no to them, for
+        /// every kind this CPU's backends make under its tuning. A two-job
+        /// path added below the floor without lowering it fails here.
+        #[test]
+        fn two_jobs_floor_agrees_with_decide() {
+            let mut kinds = 0;
+            for backend in Backend::available() {
+                for combination in Combination::ALL {
+                    let aes = AesKey::new(
+                        backend,
+                        combination.cipher(),
+                        &[3; 32][..combination.cipher().key_len()],
+                    );
+                    let mac = HmacKey::with_backend(combination.mac(), &[5; 48], backend).unwrap();
+                    for order in [Order::HashThenCipher, Order::CipherThenHash] {
+                        let Some(kind) = Kind::from_parts(&aes, &mac, order) else {
+                            continue;
+                        };
+                        kinds += 1;
+                        for count in [1, 2] {
+                            for shortest in
+                                [0, 1, 15, 16, 63, 64, 255, 256, 1023, TWO_JOBS_FROM - 1]
+                            {
+                                assert!(
+                                    !decide(kind, count, shortest).0,
+                                    "{backend} {combination:?} {count} x {shortest}"
+                                );
+                            }
+                        }
+                    }
+                }
+            }
+            if kinds == 0 {
+                println!("SKIPPED: no backend here has lane kernels (AES-NI with SHA-NI, or VAES)");
+            } else {
+                println!(
+                    "{kinds} kinds: no window of two shorter than {TWO_JOBS_FROM} bytes takes the lanes"
+                );
+            }
+        }
 
         /// One job per tag, finished into it where `finish` says.
         fn jobs<'a, H: HashFunction>(
