@@ -2265,12 +2265,31 @@ mod lanes {
         mut kernel: impl FnMut(&mut [H::State; W], &[&[u8]; W]),
     ) {
         for (s, d) in states.chunks_mut(width).zip(data.chunks(width)) {
+            // A full call runs on the lanes in place: copies of a run-time
+            // length were `memcpy` calls, three a call, some 6% of the
+            // opens of sixteen 256-byte SHA-1 records on Zen 2.
+            if let (Ok(s), Ok(d)) = (
+                <&mut [H::State; W]>::try_from(&mut *s),
+                <&[&[u8]; W]>::try_from(d),
+            ) {
+                kernel(s, d);
+                continue;
+            }
+            // Element by element up to the constant `W`, not as one copy,
+            // for the same reason.
             let mut packed = [H::ZERO_STATE; W];
-            let mut lanes: [&[u8]; W] = [d[0]; W];
-            packed[..s.len()].copy_from_slice(s);
-            lanes[..d.len()].copy_from_slice(d);
+            let lanes: [&[u8]; W] = core::array::from_fn(|i| d.get(i).copied().unwrap_or(d[0]));
+            for (i, p) in packed.iter_mut().enumerate() {
+                if let Some(x) = s.get(i) {
+                    *p = *x;
+                }
+            }
             kernel(&mut packed, &lanes);
-            s.copy_from_slice(&packed[..s.len()]);
+            for (i, p) in packed.iter().enumerate() {
+                if let Some(x) = s.get_mut(i) {
+                    *x = *p;
+                }
+            }
         }
     }
 
