@@ -167,11 +167,13 @@ impl core::fmt::Debug for SealJob<'_> {
 /// # Ok::<(), cbc_hmac::Error>(())
 /// ```
 pub fn seal_batch(jobs: &mut [SealJob<'_>]) {
-    // Too few jobs to share lanes, or two the first one's lanes would not
-    // take (public counts and lengths): single seals, without grouping or
-    // the window.
+    // Too few jobs to share lanes, or one window of them that the first
+    // one's lanes would not take (public counts and lengths; two jobs, or
+    // jobs of one kind): single seals, without grouping or the window.
     if jobs.len() < FEWEST_SEAL_LANES
-        || (jobs.len() < FEWEST_LANES && !may_pay(jobs[0].sealer, jobs.iter().map(|j| &j.record)))
+        || (jobs.len() <= WINDOW
+            && (jobs.len() < FEWEST_LANES || one_kind(jobs))
+            && !may_pay(jobs[0].sealer, jobs.iter().map(|j| &j.record)))
     {
         for job in jobs {
             let (sealer, r) = (&mut *job.sealer, &mut job.record);
@@ -210,6 +212,16 @@ pub fn seal_batch(jobs: &mut [SealJob<'_>]) {
             seal_group(&mut group);
         }
     }
+}
+
+/// Whether every job has the first one's kind (combination and MAC
+/// order), so that its lanes' decision holds for all of them.
+fn one_kind(jobs: &[SealJob<'_>]) -> bool {
+    let c = jobs[0].sealer.config();
+    jobs.iter().all(|j| {
+        let d = j.sealer.config();
+        d.combination == c.combination && d.mac_order == c.mac_order
+    })
 }
 
 /// Whether the lanes of `sealer`'s kind would take `records` (at most a
