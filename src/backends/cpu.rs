@@ -187,6 +187,14 @@ fn cpu_bits() -> u32 {
 /// SHA-1's eight AVX2 lanes for the finishes measured no faster than the
 /// pairs (16 x 256 bytes 1.03x against 1.06x).
 ///
+/// Intel seals few SHA-256 records one by one. On family 6 model
+/// 0xCF, four SHA-256 records of 16 KiB sealed 1.10-1.14 GB/s in lanes
+/// hashed two SHA-NI streams at a time (`few_lanes_sha_ni`), against
+/// 1.16-1.18 GB/s one by one; in the stitched pairs (`stitched_ni_pairs`)
+/// with AES-NI chains 0.78-0.82 GB/s against 1.09-1.12 GB/s; and with
+/// VAES chains about a hundredth as fast (2 alternating runs each, the
+/// builds changed for the measurement only).
+///
 /// Why the open differs: on Intel family 6 model 0xCF, 512-bit VAES beside
 /// legacy-SSE SHA-NI in one loop took 1.5 ms per 16 KiB record against
 /// 13 µs for AES-NI beside SHA-NI; on AMD, VAES keeps 16 blocks in flight
