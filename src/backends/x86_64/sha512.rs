@@ -361,10 +361,12 @@ fn store2(out: &mut [u64; 2], x: __m128i) {
 /// The a half of a round on the integer units: `t1 += Sigma0(a) + Maj(a,
 /// b, c)`, with Maj = ((a ^ b) & (b ^ c)) ^ b from `bc` = b ^ c; `ab`
 /// receives a ^ b (the next round's `bc`). For the two-block loop of
-/// `sha512_pair`, which keeps the five-step rounds ([`a_part`] and
-/// [`e_half4`] are not measured on the Intel cores that run it; on AMD
-/// Zen 5, which hashes one block at a time, their gain in the pair loop
-/// came and went with the code layout).
+/// `sha512_pair`, which keeps the five-step rounds: on Intel family 6
+/// model 0xCF, [`a_part`] and [`e_half4`] there ran 11-17% slower (three
+/// more instructions a round, where the loop is bound by throughput, not
+/// by the e chain's latency; medians of 3 runs of 401 alternating rounds);
+/// on AMD Zen 5, which hashes one block at a time, their gain in the pair
+/// loop came and went with the code layout.
 macro_rules! a_part_t1 {
     ($a:expr, $b:expr, $bc:expr, $t1:expr, $ab:expr) => {
         // SAFETY: registers only.
@@ -932,7 +934,14 @@ impl Sha512Kernel {
                 "AVX2 schedule, BMI2 rounds, rolled two-block loop"
             }
             Sha512Kernel::Avx2(_) => "AVX2 schedule, BMI2 rounds",
-            Sha512Kernel::Avx512(_) => "AVX-512VL schedule and split rounds",
+            Sha512Kernel::Avx512(_) => {
+                let t = crate::backends::cpu::Tuning::get();
+                if t.sha512_pairs_avx512 && t.sha512_pairs_rolled {
+                    "AVX-512VL schedule and split rounds, rolled two-block loop"
+                } else {
+                    "AVX-512VL schedule and split rounds"
+                }
+            }
         }
     }
 

@@ -664,4 +664,68 @@ mod tests {
             }
         }
     }
+
+    /// Timing, printed only (`cargo test --release --lib
+    /// timing_of_the_bulk_loops -- --nocapture`): 16 KiB of SHA-512 on each
+    /// bulk loop the CPU can run, one block at a time and in pairs, in
+    /// alternating rounds, for the per-CPU choices in `backends/cpu.rs`.
+    /// Asserts only that all agree.
+    #[test]
+    fn timing_of_the_bulk_loops() {
+        use std::time::Instant;
+        if cfg!(debug_assertions) {
+            eprintln!("SKIPPED: SHA-512 bulk loop timing (debug build; run with --release)");
+            return;
+        }
+        let mut list: Vec<(&'static str, Loop)> = Vec::new();
+        if Avx2::detect().is_some() {
+            // SAFETY: `Avx2::detect` succeeded, so the CPU has AVX2, BMI1,
+            // BMI2, SSSE3 and SSE4.1.
+            list.push(("one block, AVX2", |s, b| unsafe {
+                super::super::sha512::compress_blocks_avx2(s, b)
+            }));
+            // SAFETY: as above.
+            list.push(("pairs", |s, b| unsafe { compress_pairs_avx2(s, b) }));
+            // SAFETY: as above.
+            list.push(("pairs rolled", |s, b| unsafe {
+                compress_pairs_avx2_rolled(s, b)
+            }));
+        }
+        if Avx2::detect().zip(Vaes512::detect()).is_some() {
+            // SAFETY: both detections succeeded, so the CPU also has
+            // AVX-512 F and VL.
+            list.push(("one block, AVX-512VL split", |s, b| unsafe {
+                super::super::sha512::compress_blocks_avx512(s, b)
+            }));
+        }
+        if list.is_empty() {
+            eprintln!("SKIPPED: SHA-512 bulk loop timing (CPU lacks AVX2/BMI2)");
+            return;
+        }
+        const BLOCKS: usize = 128;
+        const ROUNDS: usize = 301;
+        let blocks = SplitMix64(14).blocks::<128>(BLOCKS);
+        let mut states = vec![[0u64; 8]; list.len()];
+        let mut ns = vec![Vec::with_capacity(ROUNDS); list.len()];
+        for round in 0..ROUNDS {
+            for k in 0..list.len() {
+                let k = (k + round) % list.len();
+                let start = Instant::now();
+                (list[k].1)(std::hint::black_box(&mut states[k]), &blocks);
+                ns[k].push(start.elapsed().as_nanos() as f64 / BLOCKS as f64);
+            }
+        }
+        for ((name, _), state) in list.iter().zip(&states) {
+            assert_eq!(state, &states[0], "{name} disagrees with {}", list[0].0);
+        }
+        for ((name, _), v) in list.iter().zip(&mut ns) {
+            v.sort_by(f64::total_cmp);
+            println!(
+                "SHA-512, {BLOCKS} blocks, {name}: median {:.1} ns per block, tenth \
+                 percentile {:.1} ({ROUNDS} alternating rounds)",
+                v[ROUNDS / 2],
+                v[ROUNDS / 10]
+            );
+        }
+    }
 }
