@@ -22,7 +22,7 @@
 //! window of records too few or too short for this CPU's lanes (on most
 //! CPUs, any window of two), without building the lanes.
 
-use super::Sealer;
+use super::{RecordConfig, Sealer};
 use crate::backends::batch::{self, FEWEST_LANES, FEWEST_SEAL_LANES, WINDOW, Window};
 use crate::error::Error;
 
@@ -197,12 +197,9 @@ pub fn seal_batch(jobs: &mut [SealJob<'_>]) {
     let mut from = 0;
     while let Some(skip) = jobs[from..].iter().position(|j| j.record.result.is_none()) {
         from += skip;
-        let c = jobs[from].sealer.config();
-        let (combination, order) = (c.combination, c.mac_order);
-        let kind = |j: &&mut SealJob<'_>| {
-            let c = j.sealer.config();
-            j.record.result.is_none() && c.combination == combination && c.mac_order == order
-        };
+        let first = jobs[from].sealer.config();
+        let kind =
+            |j: &&mut SealJob<'_>| j.record.result.is_none() && same_kind(j.sealer.config(), first);
         let mut pending = jobs[from..].iter_mut().filter(kind).peekable();
         while pending.peek().is_some() {
             let mut group: [Option<&mut SealJob<'_>>; WINDOW] = Default::default();
@@ -217,11 +214,15 @@ pub fn seal_batch(jobs: &mut [SealJob<'_>]) {
 /// Whether every job has the first one's kind (combination and MAC
 /// order), so that its lanes' decision holds for all of them.
 fn one_kind(jobs: &[SealJob<'_>]) -> bool {
-    let c = jobs[0].sealer.config();
-    jobs.iter().all(|j| {
-        let d = j.sealer.config();
-        d.combination == c.combination && d.mac_order == c.mac_order
-    })
+    let first = jobs[0].sealer.config();
+    jobs.iter().all(|j| same_kind(j.sealer.config(), first))
+}
+
+/// Whether two configurations' records can share lanes: the same
+/// combination (keys, hash) and MAC order (what is hashed, what is
+/// encrypted); the version only frames the records.
+fn same_kind(a: RecordConfig, b: RecordConfig) -> bool {
+    a.combination == b.combination && a.mac_order == b.mac_order
 }
 
 /// Whether the lanes of `sealer`'s kind would take `records` (at most a
