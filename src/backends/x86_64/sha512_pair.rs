@@ -684,13 +684,13 @@ mod tests {
             list.push(("one block, AVX2", |s, b| unsafe {
                 super::super::sha512::compress_blocks_avx2(s, b)
             }));
-            // SAFETY: as above.
-            list.push(("pairs", |s, b| unsafe { compress_pairs_avx2(s, b) }));
-            // SAFETY: as above.
-            list.push(("pairs rolled", |s, b| unsafe {
-                compress_pairs_avx2_rolled(s, b)
-            }));
         }
+        // The two layouts of the pair loop, as the correctness tests run them.
+        list.extend(
+            loops()
+                .into_iter()
+                .filter(|(name, _)| name.starts_with("pairs")),
+        );
         if Avx2::detect().zip(Vaes512::detect()).is_some() {
             // SAFETY: both detections succeeded, so the CPU also has
             // AVX-512 F and VL.
