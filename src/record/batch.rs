@@ -219,8 +219,10 @@ fn one_kind(jobs: &[SealJob<'_>]) -> bool {
 }
 
 /// Whether two configurations' records can share lanes: the same
-/// combination (keys, hash) and MAC order (what is hashed, what is
-/// encrypted); the version only frames the records.
+/// combination (cipher and hash) and MAC order (what is hashed, what is
+/// encrypted). The version may differ: it changes only each record's
+/// header and where its IV comes from, which every job carries for
+/// itself.
 fn same_kind(a: RecordConfig, b: RecordConfig) -> bool {
     a.combination == b.combination && a.mac_order == b.mac_order
 }
