@@ -54,7 +54,7 @@ fn cpu_bits() -> u32 {
 /// | AMD family 0x17, models 0x30 and up (Zen 2: no AVX-512) | SHA-1/SHA-256: AES-NI decryption fused with SHA-NI; SHA-384: the decryption beside the rounds of the SHA-512 pair loop (see below; model 0x31: AES-256-CBC-SHA384 open at 16 KiB 1.00-1.05x OpenSSL, decrypted then hashed 0.94-0.97x, fused with the one-block kernel 0.72-0.75x) | (no AVX-512) AVX2 schedule, BMI2 rounds, two-block loop rolled (see below; model 0x31: SHA-384 at 16 KiB 0.96-1.03x OpenSSL, unrolled 0.83-0.85x) | in lanes: eight AES-NI CBC lanes, hashed two streams at a time on SHA-NI, SHA-1 eight AVX2 lanes at a time from 7 busy lanes (see below; model 0x31: 4 x 16 KiB seal 1.28x one by one for SHA-1, 1.35x for SHA-256; open 1.20-1.22x and 1.30-1.32x) | (no AVX-512) | (no AVX-512) |
 /// | AMD family 0x19, models 0x00-0x0F and 0x20-0x5F (Zen 3: no AVX-512) | SHA-1/SHA-256: AES-NI decryption fused with SHA-NI; SHA-384: the whole prefix decrypted, then hashed (see below) | (no AVX-512) AVX2 schedule, BMI2 rounds, two-block loop (model 1: SHA-384 at 16 KiB 0.81-0.95x OpenSSL, one block at a time 0.69-0.72x) | in lanes: eight AES-NI CBC lanes, hashed two streams at a time on SHA-NI (model 1: two streams hash 1.80x as fast as one for SHA-1, 1.59x for SHA-256) | (no AVX-512) | (no AVX-512) |
 /// | AMD family 0x19, other models (Zen 4) | VAES-512 decryption fused with SHA-NI | AVX-512VL schedule and split rounds (6-7% faster than AVX2 there, the split rounds about 5% more), one block at a time (see below) | in lanes, hashed two streams at a time on SHA-NI (model 0x11: two streams hash 1.75x as fast as one for SHA-1, 1.62x for SHA-256) | from 5 busy lanes (SHA-1) and 14 (SHA-256): 512-bit instructions run as two halves (see below) | from 3 records (model 0x11: three of 16 KiB 1.35x one by one, four of 16 KiB 1.73x against 1.44x for two SHA-NI streams, four of 768 bytes 1.18x); SHA-256 two lanes at a time on SHA-NI, 3 to 6 records (see below) |
-/// | AMD family 0x1A (Zen 5) and later | VAES-512 decryption fused with SHA-NI | AVX2 schedule, BMI2 rounds (SHA-384 at 16 KiB: 1.06 GB/s against 0.75-0.77 GB/s for the AVX-512VL kernel), one block at a time (see below) | in lanes, hashed two streams at a time on SHA-NI (model 2: two streams hash 1.8x as fast as one for SHA-1, 1.5x for SHA-256) | from the sixteen-lane crossover (not measured there) | from 5 records (not measured there) |
+/// | AMD family 0x1A (Zen 5) and later | VAES-512 decryption fused with SHA-NI; SHA-384: AES-NI decryption beside the rounds of the SHA-512 pair loop, as on Zen 2 (not measured there; see below) | AVX2 schedule, BMI2 rounds (SHA-384 at 16 KiB: 1.06 GB/s against 0.75-0.77 GB/s for the AVX-512VL kernel), two-block loop rolled (not measured there; see below) | in lanes, hashed two streams at a time on SHA-NI (model 2: two streams hash 1.8x as fast as one for SHA-1, 1.5x for SHA-256) | from the sixteen-lane crossover (not measured there) | from 5 records (not measured there) |
 /// | Intel | SHA-1/SHA-256: AES-NI decryption fused with SHA-NI; SHA-384: the whole prefix decrypted, then hashed (see below) | AVX-512VL schedule and split rounds (family 6 model 0xCF: SHA-384 at 16 KiB 0.94x OpenSSL against 0.84x for AVX2, medians of 6 alternating runs; model 0xA7: 0.98-1.01x against 0.98-1.03x, a tie); model 0xCF runs the two-block loop rolled (see below) | one record at a time (family 6 models 0xCF and 0xA7: two streams hash only 1.2x as fast as one, less than the stitched single seal gains) | from 4 busy lanes (SHA-1) and 6 (SHA-256) on the eight-lane kernels (model 0xA7: an eight-lane call costs 0.67-0.71 of a sixteen-lane one; see below) | from 3 records (model 0xA7) |
 /// | any other | AES-NI decryption fused with SHA-NI | AVX-512VL schedule and split rounds | one record at a time | from the sixteen-lane crossover | from 5 records |
 ///
@@ -79,16 +79,35 @@ fn cpu_bits() -> u32 {
 /// ran the same fused or not (1.10x against 1.08x OpenSSL at 16 KiB, 5
 /// alternating runs).
 ///
-/// AMD Zen 4 and Zen 5 hash long SHA-512 runs one block at a time on the
-/// kernel this table picks, all other CPUs through the two-block loop. On
-/// Zen 5 (family 0x1A model 2) the loop's unrolled code (about 25 KB) ran
-/// between 110 and 158 ns per block depending on the build's code layout,
-/// the one-block kernel a steady 113-120 ns (best of 3000 timings). On Zen
-/// 4 (model 0x11) HMAC-SHA384 ran at 1.03x / 1.10x / 1.05x OpenSSL at 16 /
+/// AMD Zen 4 hashes long SHA-512 runs one block at a time on the
+/// AVX-512VL kernel, all other CPUs through the two-block loop. On Zen 4
+/// (model 0x11) HMAC-SHA384 ran at 1.03x / 1.10x / 1.05x OpenSSL at 16 /
 /// 4 / 1 KiB one block at a time on the AVX-512VL kernel, at 0.97x /
 /// 0.94x / 0.88x through the loop (medians of 5 alternating runs); the
 /// AVX2 kernel, which runs there only when the override masks AVX-512
 /// off, keeps the loop (0.96x against 0.86x at 16 KiB).
+///
+/// Zen 5 takes the rolled loop without a measurement of it there. On
+/// family 0x1A model 2 the unrolled loop (about 25 KB of code) ran between
+/// 110 and 158 ns per block depending on the build's code layout, the
+/// one-block kernel a steady 113-120 ns (best of 3000 timings), so Zen 5
+/// hashed one block at a time: SHA-384 at 16 KiB 0.92x OpenSSL (1.06
+/// against 1.14-1.17 GB/s), its open 0.91x (0.94 against 1.03 GB/s). The
+/// rolled loop came later, for Zen 2, whose decoded-instruction cache the
+/// unrolled one overflows (the swings with code layout on Zen 5 look
+/// alike); its code is a third the size, and steadier where the unrolled
+/// one varied (Zen 2, Intel model 0xCF). OpenSSL's SHA-512 there (about 111 ns per block) is
+/// a rolled two-block loop too, as fast as the unrolled loop's best
+/// layout. LLVM's static pipeline model of Zen 4, which it also uses for
+/// Zen 5 (`llvm-mca -mcpu=znver5` over the loops' compiled code), puts a
+/// block of the rolled loop at 490 cycles, OpenSSL's loop at 488 and the
+/// one-block kernel at 605. Its model of Intel model 0xCF's core ranks the
+/// one-block kernel first, where the rolled loop took 7-27% less time a
+/// block (10 runs of `timing_of_the_bulk_loops`), so the model is a
+/// hint, not a measurement. For the SHA-384 open, Zen 2 (a narrower core) ran
+/// 1.00-1.05x OpenSSL with the decryption beside the pair loop against
+/// 0.94-0.97x decrypted and then hashed. `timing_of_the_bulk_loops`
+/// times the four loops on any CPU, and `.ci/run` prints it.
 ///
 /// AMD Zen 2 runs the SHA-512 pair loop rolled, sixteen rounds of code
 /// run five times over each block (about 1,640 instructions for a pair of
@@ -224,7 +243,9 @@ pub(crate) struct Tuning {
     pub(crate) few_lanes_sha_ni: bool,
     /// On the AVX2 SHA-512 kernel, hash runs of `sha512::PAIRS_FROM`
     /// blocks or more through the two-block loop of `sha512_pair` (else
-    /// one block at a time).
+    /// one block at a time). Every CPU in the table takes it now (Zen 5
+    /// unmeasured, see above); the switch stays for the next one that
+    /// measures otherwise.
     pub(crate) sha512_pairs_avx2: bool,
     /// The same on the AVX-512VL kernel (whose pair loop keeps the AVX2
     /// schedule).
@@ -347,20 +368,21 @@ impl Tuning {
         // Family 0x19 is Zen 3 and Zen 4; the models tell them apart.
         let zen3 = amd && family == 0x19 && matches!(model, 0x00..=0x0f | 0x20..=0x5f);
         let zen4 = amd && family == 0x19 && !zen3;
+        let zen5 = amd && family >= 0x1a;
         let intel = &vendor == b"GenuineIntel";
         Tuning {
             vaes_sha_ni_fusion: amd,
             sha512_avx512: !amd || family < 0x1a,
             few_lanes_sha_ni: zen2 || (amd && family >= 0x19),
-            sha512_pairs_avx2: !amd || family < 0x1a,
+            sha512_pairs_avx2: true,
             sha512_pairs_avx512: !amd || zen3,
             sha384_open_fused: !(zen2 || zen3 || intel),
             eight_lanes: intel,
             halved_512: zen4,
             stitched_sha1: intel || zen4,
             stitched_ni_pairs: zen4 || zen2,
-            sha512_pairs_rolled: zen2 || (intel && family == 6 && model == 0xcf),
-            sha384_open_pairs: zen2,
+            sha512_pairs_rolled: zen2 || zen5 || (intel && family == 6 && model == 0xcf),
+            sha384_open_pairs: zen2 || zen5,
             avx2_sha1_lanes: zen2,
             avx2_sha512_lanes: zen2,
             pair_tails: zen2,
@@ -579,7 +601,7 @@ mod tests {
             false, false,
         ];
         let zen5 = [
-            true, false, true, false, true, false, false, false, false, false, false, false, false,
+            true, false, true, true, true, false, false, false, false, false, true, true, false,
             false, false,
         ];
         let intel = [

@@ -186,7 +186,16 @@ mod tests {
                 eprintln!("SKIPPED: SHA-384 pair open prefix (CPU lacks AES-NI)");
                 return;
             };
-            let aes = AesKey::AesNi(AesNiKey::new(ni, cipher, &raw));
+            // The key forms the loop takes: the AES-NI backends' and the
+            // VAES backend's, which holds the same schedule.
+            let mut keys = vec![AesKey::AesNi(AesNiKey::new(ni, cipher, &raw))];
+            if crate::Backend::Vaes512ShaNi.is_available() {
+                keys.push(AesKey::new(crate::Backend::Vaes512ShaNi, cipher, &raw));
+            } else {
+                eprintln!(
+                    "SKIPPED: SHA-384 pair open prefix with the VAES key (CPU lacks VAES-512)"
+                );
+            }
             let portable = AesKey::new(crate::Backend::Portable, cipher, &raw);
             // Regions from one block to past 16 KiB; prefixes from empty
             // to the whole region, and those that end a pair.
@@ -206,13 +215,22 @@ mod tests {
                     rng.fill(&mut data);
                     let mut expect = data.clone();
                     let want = reference(&portable, &iv, &mut expect, &state, &header, hash_len);
-                    for layout in [Layout::Rolled, Layout::Unrolled] {
+                    for (aes, layout) in keys
+                        .iter()
+                        .flat_map(|k| [(k, Layout::Rolled), (k, Layout::Unrolled)])
+                    {
                         let mut got = data.clone();
                         let regs = decrypt_hash(
-                            token, layout, &aes, &iv, &mut got, &state, &header, hash_len,
+                            token, layout, aes, &iv, &mut got, &state, &header, hash_len,
                         )
-                        .expect("an AES-NI key");
-                        let what = format!("{cipher:?}, {len} bytes, prefix {hash_len}");
+                        .expect("an AES-NI or VAES key");
+                        let form = match aes {
+                            AesKey::Vaes512(_) => "VAES key",
+                            _ => "AES-NI key",
+                        };
+                        let what = format!(
+                            "{cipher:?}, {form}, {layout:?}, {len} bytes, prefix {hash_len}"
+                        );
                         assert!(got == expect, "plaintext, {what}");
                         assert_eq!(regs, want, "state, {what}");
                     }

@@ -98,7 +98,7 @@ impl PairSchedule for Avx2Pair {
 }
 
 /// How the 80 rounds of a block are laid out in code.
-#[derive(Clone, Copy, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Layout {
     /// Every round its own code: no loop counter, no address arithmetic,
     /// about 21 KB of code for a pair of blocks.
