@@ -57,7 +57,7 @@ pub mod ssh;
 pub mod suite;
 
 pub use backends::Backend;
-pub use backends::cpu::{OverrideError, cpu_override};
+pub use backends::cpu::{CpuModel, OverrideError, cpu_override, tuning_cpu_override};
 pub use combination::{Cipher, Combination, MacAlgorithm};
 pub use error::{Error, UnknownName};
 pub use key_schedule::{KeyBlock, MasterSecret, Prf};

@@ -15,6 +15,9 @@ use common::rng::Rng;
 /// The accelerated backends to test, printing each tested or skipped.
 fn accelerated() -> Vec<Backend> {
     let masked = !matches!(cbc_hmac::cpu_override(), Ok(None));
+    if let Ok(Some(cpu)) = cbc_hmac::tuning_cpu_override() {
+        eprintln!("TESTING: kernels chosen as on {cpu} (CBC_HMAC_TUNING_CPU)");
+    }
     let mut list = Vec::new();
     for b in Backend::ALL {
         if b == Backend::Portable {

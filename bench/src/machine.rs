@@ -17,12 +17,20 @@ pub struct Cpu {
     pub logical_cpus: usize,
     /// Each of [`FLAGS`] and whether the CPU has it.
     pub flags: Vec<(&'static str, bool)>,
+    /// The CPU whose kernel choices the library makes instead of this
+    /// one's (`CBC_HMAC_TUNING_CPU`), when set.
+    pub tuned_as: Option<cbc_hmac::CpuModel>,
 }
 
 impl Cpu {
     /// This machine's CPU (Linux; elsewhere `unknown` with no flags).
     pub fn here() -> Cpu {
-        Cpu::parse(&std::fs::read_to_string("/proc/cpuinfo").unwrap_or_default())
+        let cpu = Cpu::parse(&std::fs::read_to_string("/proc/cpuinfo").unwrap_or_default());
+        Cpu {
+            // An unparsable value stops the benchmark before it measures.
+            tuned_as: cbc_hmac::tuning_cpu_override().ok().flatten(),
+            ..cpu
+        }
     }
 
     /// Parses the text of `/proc/cpuinfo` (the first processor's model and
@@ -49,16 +57,22 @@ impl Cpu {
                 .filter(|l| l.split(':').next().is_some_and(|k| k.trim() == "processor"))
                 .count(),
             flags: FLAGS.iter().map(|&f| (f, present.contains(&f))).collect(),
+            tuned_as: None,
         }
     }
 
-    /// `GenuineIntel family 6 model 207 (0x6/0xcf)`, or `unknown`.
+    /// `GenuineIntel family 6 model 207 (0x6/0xcf)`, or `unknown`; with
+    /// `CBC_HMAC_TUNING_CPU` set, followed by `, kernels chosen as on ...`.
     pub fn id_summary(&self) -> String {
-        match &self.id {
+        let id = match &self.id {
             Some((vendor, family, model)) => {
                 format!("{vendor} family {family} model {model} ({family:#x}/{model:#x})")
             }
             None => "unknown".into(),
+        };
+        match self.tuned_as {
+            Some(cpu) => format!("{id}, kernels chosen as on {cpu} (CBC_HMAC_TUNING_CPU)"),
+            None => id,
         }
     }
 
@@ -102,5 +116,25 @@ mod tests {
         assert_eq!(cpu.logical_cpus, 2);
         assert_eq!(cpu.flag_summary(), "aes, sha_ni, avx2, avx512f, no vaes");
         assert_eq!(Cpu::parse("").flag_summary(), "unknown");
+    }
+
+    #[test]
+    fn names_the_tuning_cpu() {
+        let text = "vendor_id\t: GenuineIntel\ncpu family\t: 6\nmodel\t\t: 207\n";
+        let mut cpu = Cpu::parse(text);
+        assert_eq!(
+            cpu.id_summary(),
+            "GenuineIntel family 6 model 207 (0x6/0xcf)"
+        );
+        cpu.tuned_as = Some(cbc_hmac::CpuModel {
+            vendor: *b"AuthenticAMD",
+            family: 0x1a,
+            model: 2,
+        });
+        assert_eq!(
+            cpu.id_summary(),
+            "GenuineIntel family 6 model 207 (0x6/0xcf), kernels chosen as on AuthenticAMD \
+             family 0x1a model 0x2 (CBC_HMAC_TUNING_CPU)"
+        );
     }
 }

@@ -49,6 +49,11 @@ fn main() -> ExitCode {
         eprintln!("cbc-hmac-bench: error: {e}");
         return ExitCode::from(2);
     }
+    // Likewise for the row of the per-CPU kernel table.
+    if let Err(e) = cbc_hmac::tuning_cpu_override() {
+        eprintln!("cbc-hmac-bench: error: {e}");
+        return ExitCode::from(2);
+    }
     let backend = match args.resolve_backend() {
         Ok(backend) => backend,
         Err(msg) => {

@@ -159,6 +159,41 @@ fn unparsable_override_is_an_error() {
 }
 
 #[test]
+fn tuning_cpu_is_named_or_an_error() {
+    let run = |value: &str| {
+        Command::new(env!("CARGO_BIN_EXE_cbc-hmac-bench"))
+            .args([
+                "--seconds",
+                "0.01",
+                "--payload",
+                "16",
+                "--combination",
+                "AES-128-CBC-SHA1",
+            ])
+            .env("CBC_HMAC_TUNING_CPU", value)
+            .output()
+            .expect("the benchmark binary runs")
+    };
+    let out = run("AMD:1a:2");
+    assert_eq!(out.status.code(), Some(2));
+    assert!(out.stdout.is_empty());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("CBC_HMAC_TUNING_CPU") && stderr.contains("\"AMD:1a:2\""),
+        "{stderr}"
+    );
+    // A valid one is named beside the CPU, so that figures say which
+    // choices they measured.
+    let out = run("AuthenticAMD:0x1a:0x2");
+    assert!(out.status.success());
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        stdout.contains("kernels chosen as on AuthenticAMD family 0x1a model 0x2"),
+        "{stdout}"
+    );
+}
+
+#[test]
 fn bad_options_are_errors() {
     for args in [
         &["--payload", "0"][..],

@@ -1,9 +1,12 @@
-//! CPU feature detection and the `CBC_HMAC_CPUID_OVERRIDE` mask.
+//! CPU feature detection, the per-CPU kernel table, and the two variables
+//! that override them: the `CBC_HMAC_CPUID_OVERRIDE` mask and
+//! `CBC_HMAC_TUNING_CPU`.
 //!
 //! Detection runs once per feature set (the `cpufeatures` crate caches the
-//! CPUID result in an atomic). The override is read once per process, the
-//! first time a backend is chosen, and only with the `std` feature: a
-//! `no_std` build always uses everything the CPU has.
+//! CPUID result in an atomic). The overrides are read once per process,
+//! the first time a backend (or a kernel) is chosen, and only with the
+//! `std` feature: a `no_std` build always uses everything the CPU has, and
+//! its own row of the table.
 
 use core::fmt;
 
@@ -228,7 +231,8 @@ fn cpu_bits() -> u32 {
 /// legacy-SSE SHA-NI in one loop took 1.5 ms per 16 KiB record against
 /// 13 µs for AES-NI beside SHA-NI; on AMD, VAES keeps 16 blocks in flight
 /// beside the hash. The override mask still restricts the features; this
-/// only picks among the kernels they allow.
+/// only picks among the kernels they allow. `CBC_HMAC_TUNING_CPU` picks
+/// another CPU's row (see [`tuning_cpu_override`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct Tuning {
     /// Fuse VAES-512 CBC decryption with SHA-NI (else AES-NI with SHA-NI).
@@ -337,8 +341,13 @@ impl Tuning {
     #[cold]
     #[inline(never)]
     fn read() -> u16 {
-        let (vendor, family, model) = cpu_vendor_family_model();
-        let t = Self::for_cpu(vendor, family, model);
+        let cpu = match tuning_cpu_override() {
+            Ok(Some(cpu)) => cpu,
+            // Unset, or unparsable (reported by `tuning_cpu_override`):
+            // this CPU's row.
+            _ => CpuModel::this_cpu(),
+        };
+        let t = Self::for_cpu(cpu.vendor, cpu.family, cpu.model);
         let bits = 1
             | u16::from(t.vaes_sha_ni_fusion) << 1
             | u16::from(t.sha512_avx512) << 2
@@ -404,15 +413,141 @@ impl Tuning {
     }
 }
 
-fn cpu_vendor_family_model() -> ([u8; 12], u32, u32) {
-    #[cfg(target_arch = "x86_64")]
-    {
-        super::x86_64::cpu_identity()
+/// A CPU as the per-CPU kernel table (in `backends/cpu.rs`) tells CPUs
+/// apart: the CPUID vendor string, display family and display model.
+///
+/// ```
+/// let cpu = cbc_hmac::CpuModel::this_cpu();
+/// // e.g. "AuthenticAMD family 0x1a model 0x2"
+/// assert!(cpu.to_string().contains(" family 0x"));
+/// ```
+#[derive(Clone, Copy, PartialEq, Eq, Hash)]
+pub struct CpuModel {
+    /// The twelve bytes of the vendor string: `AuthenticAMD`,
+    /// `GenuineIntel`, ...
+    pub vendor: [u8; 12],
+    /// The display family (base family plus extended family): 0x19 for
+    /// AMD Zen 3 and Zen 4, 0x1A for Zen 5, 6 for most Intel cores.
+    pub family: u32,
+    /// The display model (with the extended model bits where the family
+    /// uses them).
+    pub model: u32,
+}
+
+impl CpuModel {
+    /// The CPU this runs on, from CPUID (all zeros on other
+    /// architectures).
+    pub fn this_cpu() -> CpuModel {
+        #[cfg(target_arch = "x86_64")]
+        let (vendor, family, model) = super::x86_64::cpu_identity();
+        #[cfg(not(target_arch = "x86_64"))]
+        let (vendor, family, model) = ([0; 12], 0, 0);
+        CpuModel {
+            vendor,
+            family,
+            model,
+        }
     }
-    #[cfg(not(target_arch = "x86_64"))]
-    {
-        ([0; 12], 0, 0)
+}
+
+impl fmt::Display for CpuModel {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        for &b in &self.vendor {
+            let c = if b.is_ascii_graphic() { b as char } else { '?' };
+            write!(f, "{c}")?;
+        }
+        write!(f, " family {:#x} model {:#x}", self.family, self.model)
     }
+}
+
+impl fmt::Debug for CpuModel {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "CpuModel({self})")
+    }
+}
+
+/// The `CBC_HMAC_TUNING_CPU` environment variable, parsed (read once per
+/// process; `std` builds only): the CPU whose row of the per-CPU kernel
+/// table to use instead of this one's.
+///
+/// Where the fastest of two kernels for the same job differs by CPU model,
+/// the crate chooses by CPUID vendor, family and model, from one table
+/// (the `Tuning` table in `src/backends/cpu.rs`). This variable makes it
+/// choose as it would on another CPU, to compare the choices on one
+/// machine or to test another CPU's code paths here. It changes only which
+/// of the allowed kernels run, never which features are used: those still
+/// come from this CPU and [`cpu_override`], so any value is safe.
+///
+/// The value is `VENDOR:FAMILY:MODEL`, the family and model in
+/// hexadecimal with or without `0x`: `AuthenticAMD:0x1a:0x2` chooses as
+/// on AMD Zen 5 (family 0x1A model 2), `GenuineIntel:6:0xcf` as on Intel
+/// family 6 model 0xCF. Returns `Ok(None)` when the variable is unset or
+/// empty (and always in `no_std` builds), `Ok(Some(cpu))` when it parses,
+/// and an [`OverrideError`] when it does not; the crate then uses this
+/// CPU's row, and a program can report the error (the benchmark binary
+/// exits with it).
+///
+/// ```
+/// match cbc_hmac::tuning_cpu_override() {
+///     Ok(Some(cpu)) => println!("kernels chosen as on {cpu}"),
+///     Ok(None) => println!("kernels chosen for {}", cbc_hmac::CpuModel::this_cpu()),
+///     Err(e) => eprintln!("{e}"),
+/// }
+/// ```
+pub fn tuning_cpu_override() -> Result<Option<CpuModel>, OverrideError> {
+    #[cfg(feature = "std")]
+    {
+        static PARSED: std::sync::OnceLock<Result<Option<CpuModel>, OverrideError>> =
+            std::sync::OnceLock::new();
+        *PARSED.get_or_init(|| match std::env::var_os(TUNING_VAR) {
+            None => Ok(None),
+            Some(value) => match value.to_str() {
+                Some(text) => parse_tuning_cpu(text),
+                None => Err(OverrideError::new(Variable::TuningCpu, "<not UTF-8>")),
+            },
+        })
+    }
+    #[cfg(not(feature = "std"))]
+    {
+        Ok(None)
+    }
+}
+
+/// The tuning variable's name.
+#[cfg(feature = "std")]
+const TUNING_VAR: &str = "CBC_HMAC_TUNING_CPU";
+
+/// Parses a `CBC_HMAC_TUNING_CPU` value (see [`tuning_cpu_override`]).
+#[cfg_attr(not(feature = "std"), allow(dead_code))]
+fn parse_tuning_cpu(text: &str) -> Result<Option<CpuModel>, OverrideError> {
+    let t = text.trim();
+    if t.is_empty() {
+        return Ok(None);
+    }
+    let err = || OverrideError::new(Variable::TuningCpu, text);
+    let hex = |s: &str| {
+        let digits = s
+            .strip_prefix("0x")
+            .or_else(|| s.strip_prefix("0X"))
+            .unwrap_or(s);
+        let ok = !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_hexdigit());
+        ok.then(|| u32::from_str_radix(digits, 16).ok()).flatten()
+    };
+    let mut parts = t.split(':');
+    let (Some(vendor), Some(family), Some(model), None) =
+        (parts.next(), parts.next(), parts.next(), parts.next())
+    else {
+        return Err(err());
+    };
+    let vendor: [u8; 12] = vendor.as_bytes().try_into().map_err(|_| err())?;
+    if !vendor.iter().all(u8::is_ascii_graphic) {
+        return Err(err());
+    }
+    Ok(Some(CpuModel {
+        vendor,
+        family: hex(family).ok_or_else(err)?,
+        model: hex(model).ok_or_else(err)?,
+    }))
 }
 
 /// The feature bits backends may use: what the CPU has, restricted by the
@@ -469,7 +604,7 @@ pub fn cpu_override() -> Result<Option<u32>, OverrideError> {
             None => Ok(None),
             Some(value) => match value.to_str() {
                 Some(text) => parse_override(text),
-                None => Err(OverrideError::new("<not UTF-8>")),
+                None => Err(OverrideError::new(Variable::Mask, "<not UTF-8>")),
             },
         })
     }
@@ -495,20 +630,29 @@ fn parse_override(text: &str) -> Result<Option<u32>, OverrideError> {
         .or_else(|| t.strip_prefix("0X"))
         .unwrap_or(t);
     if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_hexdigit()) {
-        return Err(OverrideError::new(text));
+        return Err(OverrideError::new(Variable::Mask, text));
     }
     u32::from_str_radix(digits, 16)
         .map(Some)
-        .map_err(|_| OverrideError::new(text))
+        .map_err(|_| OverrideError::new(Variable::Mask, text))
 }
 
-/// An unparsable `CBC_HMAC_CPUID_OVERRIDE` value (see [`cpu_override`]).
+/// An unparsable `CBC_HMAC_CPUID_OVERRIDE` value (see [`cpu_override`]) or
+/// `CBC_HMAC_TUNING_CPU` value (see [`tuning_cpu_override`]).
 ///
-/// `Display` names the value and lists the valid bits.
+/// `Display` names the variable and the value, and says what is valid.
 #[derive(Clone, Copy, PartialEq, Eq)]
 pub struct OverrideError {
+    variable: Variable,
     bytes: [u8; 32],
     len: u8,
+}
+
+/// Which variable an [`OverrideError`] is about.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Variable {
+    Mask,
+    TuningCpu,
 }
 
 impl OverrideError {
@@ -522,7 +666,7 @@ impl OverrideError {
   0x10        AVX-512 + VAES
   (or-ed together, hexadecimal, with or without 0x; e.g. 0xa, 0x1e)";
 
-    fn new(value: &str) -> Self {
+    fn new(variable: Variable, value: &str) -> Self {
         let mut bytes = [0u8; 32];
         let mut len = value.len().min(32);
         while !value.is_char_boundary(len) {
@@ -530,8 +674,18 @@ impl OverrideError {
         }
         bytes[..len].copy_from_slice(&value.as_bytes()[..len]);
         OverrideError {
+            variable,
             bytes,
             len: len as u8,
+        }
+    }
+
+    /// The variable's name: `CBC_HMAC_CPUID_OVERRIDE` or
+    /// `CBC_HMAC_TUNING_CPU`.
+    pub fn variable(&self) -> &'static str {
+        match self.variable {
+            Variable::Mask => "CBC_HMAC_CPUID_OVERRIDE",
+            Variable::TuningCpu => "CBC_HMAC_TUNING_CPU",
         }
     }
 
@@ -543,19 +697,31 @@ impl OverrideError {
 
 impl fmt::Debug for OverrideError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_tuple("OverrideError").field(&self.value()).finish()
+        f.debug_tuple("OverrideError")
+            .field(&self.variable())
+            .field(&self.value())
+            .finish()
     }
 }
 
 impl fmt::Display for OverrideError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(
-            f,
-            "invalid CBC_HMAC_CPUID_OVERRIDE value {:?} (using the portable backend); \
-             expected a hexadecimal mask:\n{}",
-            self.value(),
-            Self::VALID_VALUES
-        )
+        match self.variable {
+            Variable::Mask => write!(
+                f,
+                "invalid CBC_HMAC_CPUID_OVERRIDE value {:?} (using the portable backend); \
+                 expected a hexadecimal mask:\n{}",
+                self.value(),
+                Self::VALID_VALUES
+            ),
+            Variable::TuningCpu => write!(
+                f,
+                "invalid CBC_HMAC_TUNING_CPU value {:?} (using this CPU's kernel choices); \
+                 expected VENDOR:FAMILY:MODEL, a 12-character CPUID vendor string and the \
+                 family and model in hexadecimal, e.g. AuthenticAMD:0x1a:0x2",
+                self.value()
+            ),
+        }
     }
 }
 
@@ -646,6 +812,59 @@ mod tests {
     }
 
     #[test]
+    fn parses_tuning_cpus() {
+        let cpu = |vendor: &[u8; 12], family, model| {
+            Ok(Some(CpuModel {
+                vendor: *vendor,
+                family,
+                model,
+            }))
+        };
+        assert_eq!(parse_tuning_cpu(""), Ok(None));
+        assert_eq!(parse_tuning_cpu(" \n"), Ok(None));
+        assert_eq!(
+            parse_tuning_cpu("AuthenticAMD:0x1a:0x2"),
+            cpu(b"AuthenticAMD", 0x1a, 2)
+        );
+        assert_eq!(
+            parse_tuning_cpu(" GenuineIntel:6:CF\n"),
+            cpu(b"GenuineIntel", 6, 0xcf)
+        );
+        assert_eq!(
+            parse_tuning_cpu("AuthenticAMD:0X17:0x31"),
+            cpu(b"AuthenticAMD", 0x17, 0x31)
+        );
+        for bad in [
+            "AuthenticAMD",
+            "AuthenticAMD:0x1a",
+            "AuthenticAMD:0x1a:0x2:0",
+            "AMD:0x1a:0x2",
+            "AuthenticAMDx:0x1a:0x2",
+            "Authentic AMD:0x1a:0x2",
+            "AuthenticAMD:0x:0x2",
+            "AuthenticAMD:26z:2",
+            "AuthenticAMD:0x1a:-2",
+            "AuthenticAMD:0x1a:123456789",
+        ] {
+            let e = parse_tuning_cpu(bad).unwrap_err();
+            assert_eq!(e.value(), bad);
+            assert_eq!(e.variable(), "CBC_HMAC_TUNING_CPU");
+            let message = e.to_string();
+            assert!(message.contains("AuthenticAMD:0x1a:0x2"), "{message}");
+            assert!(message.contains("CBC_HMAC_TUNING_CPU"), "{message}");
+        }
+        let zen5 = CpuModel {
+            vendor: *b"AuthenticAMD",
+            family: 0x1a,
+            model: 2,
+        };
+        assert_eq!(zen5.to_string(), "AuthenticAMD family 0x1a model 0x2");
+        // What `Display` prints parses back in the variable's form.
+        let text = format!("AuthenticAMD:{:#x}:{:#x}", zen5.family, zen5.model);
+        assert_eq!(parse_tuning_cpu(&text), Ok(Some(zen5)));
+    }
+
+    #[test]
     fn parses_masks() {
         assert_eq!(parse_override(""), Ok(None));
         assert_eq!(parse_override("  "), Ok(None));
@@ -658,6 +877,7 @@ mod tests {
         for bad in ["zz", "0x", "0xg", "1 2", "-1", "+1", "123456789", "0x0x1"] {
             let e = parse_override(bad).unwrap_err();
             assert_eq!(e.value(), bad);
+            assert_eq!(e.variable(), "CBC_HMAC_CPUID_OVERRIDE");
             assert!(e.to_string().contains("0x10"), "{e}");
         }
     }

@@ -7,7 +7,8 @@
 //! backend runs.
 //!
 //! - `portable`: the RustCrypto crates.
-//! - `cpu`: feature detection and `CBC_HMAC_CPUID_OVERRIDE`.
+//! - `cpu`: feature detection, `CBC_HMAC_CPUID_OVERRIDE`, and the per-CPU
+//!   kernel table with `CBC_HMAC_TUNING_CPU`.
 //! - `x86_64` (the only module with `unsafe`): AES-NI key expansion and
 //!   CBC (`aes`), VAES-512 CBC decryption (`vaes`), SHA-NI SHA-1/SHA-256
 //!   (`sha`), SHA-1/SHA-256 for AVX2 CPUs without SHA-NI (`sha_avx2`),

@@ -1,0 +1,168 @@
+//! `CBC_HMAC_TUNING_CPU`: the row of the per-CPU kernel table is chosen
+//! once per process, so each value is tried in a child process (this test
+//! binary re-run on one test, with the variable set). The child reports
+//! the kernels it would run and seals and opens the known-answer records
+//! of every combination on every available backend, so that each CPU's
+//! code paths are checked on whatever machine runs the tests; the parent
+//! checks the kernels against what the table says for that CPU.
+
+mod common;
+
+use std::process::Command;
+
+use cbc_hmac::{Backend, Combination, CpuModel, MacAlgorithm, tuning_cpu_override};
+use common::tls_records::load;
+
+/// Set in the children only.
+const CHILD: &str = "CBC_HMAC_TUNING_TEST_CHILD";
+const VAR: &str = "CBC_HMAC_TUNING_CPU";
+
+/// The kernels the detected backend runs for SHA-384, one line.
+fn kernels() -> String {
+    let b = Backend::detect();
+    format!(
+        "KERNELS: {b} | SHA-384 {} | open {}",
+        b.hash_kernel(MacAlgorithm::HmacSha384),
+        b.open_kernel()
+    )
+}
+
+/// The child: runs only with `CBC_HMAC_TUNING_TEST_CHILD=1` (set by
+/// `rows_choose_kernels`); in a plain test run it has nothing to check.
+#[test]
+fn tuning_child() {
+    if std::env::var_os(CHILD).is_none() {
+        eprintln!("tuning_child: runs as a child of rows_choose_kernels");
+        return;
+    }
+    let value = std::env::var(VAR).expect("the parent sets the variable");
+    let parsed = tuning_cpu_override();
+    match value.as_str() {
+        "" => assert_eq!(parsed, Ok(None)),
+        "zz" => {
+            let e = parsed.expect_err("an unparsable value is an error");
+            assert_eq!((e.variable(), e.value()), (VAR, "zz"));
+        }
+        v => {
+            let cpu = parsed
+                .expect("the parent passes valid values")
+                .expect("set");
+            assert_eq!(
+                format!("{}:{:#x}:{:#x}", &v[..12], cpu.family, cpu.model),
+                v
+            );
+        }
+    }
+    println!("{}", kernels());
+    let vectors = load();
+    let mut seen = std::collections::HashSet::new();
+    for backend in Backend::available() {
+        for v in &vectors {
+            v.check_seal(backend);
+            v.check_open(backend);
+            seen.insert(v.config.combination);
+        }
+    }
+    assert_eq!(seen.len(), Combination::ALL.len());
+    eprintln!(
+        "{VAR}={value:?}: {} known-answer records sealed and opened on each of {:?}",
+        vectors.len(),
+        Backend::available().collect::<Vec<_>>()
+    );
+}
+
+/// Runs the child with `VAR=value` and returns its kernels line.
+fn child(value: &str) -> String {
+    let exe = std::env::current_exe().unwrap();
+    let out = Command::new(&exe)
+        .args(["--exact", "tuning_child", "--nocapture", "--test-threads=1"])
+        .env(VAR, value)
+        .env(CHILD, "1")
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        out.status.success(),
+        "child with {VAR}={value} failed:\n{stdout}\n{stderr}"
+    );
+    // The child really ran the one test (a filter that matched nothing
+    // would also exit successfully).
+    assert!(
+        stdout.contains("1 passed") && stderr.contains("known-answer records"),
+        "child with {VAR}={value} did not run tuning_child:\n{stdout}"
+    );
+    // The test harness may print its "test ... " prefix on the same line.
+    let line = stdout
+        .lines()
+        .find_map(|l| l.find("KERNELS: ").map(|i| l[i..].to_string()))
+        .unwrap_or_else(|| panic!("no kernels line:\n{stdout}"));
+    eprintln!("{VAR}={value:?}: {line}");
+    line
+}
+
+#[test]
+fn rows_choose_kernels() {
+    if std::env::var_os(CHILD).is_some() {
+        return;
+    }
+    eprintln!("this CPU: {}", CpuModel::this_cpu());
+    let own = child("");
+    // An unparsable value leaves this CPU's choices.
+    assert_eq!(child("zz"), own);
+    let backend = Backend::detect();
+    // Our SHA-512 kernels (AVX2 here, so the Zen 5 row picks that one).
+    let avx2_sha384 = matches!(
+        backend,
+        Backend::Vaes512ShaNi | Backend::AesNiShaNi | Backend::AesNiAvx2
+    ) && !backend
+        .hash_kernel(MacAlgorithm::HmacSha384)
+        .contains("crate");
+    if !avx2_sha384 {
+        eprintln!("SKIPPED: kernel names by row ({backend} has no SHA-512 kernel of ours here)");
+    }
+    // What each row's SHA-384 kernel and open say ("" for: no rolled
+    // loop, no SHA-384 clause); Zen 2's depend on whether AVX-512 is
+    // here (its table row assumes none), so only its vectors are checked.
+    for (value, expect) in [
+        ("AuthenticAMD:0x17:0x31", None),
+        (
+            "AuthenticAMD:0x19:0x1",
+            Some(("", "decrypted, then hashed")),
+        ),
+        ("AuthenticAMD:0x19:0x11", Some(("", ""))),
+        (
+            "AuthenticAMD:0x1a:0x2",
+            Some((
+                "AVX2 schedule, BMI2 rounds, rolled two-block loop",
+                "beside the two-block",
+            )),
+        ),
+        (
+            "GenuineIntel:0x6:0xa7",
+            Some(("", "decrypted, then hashed")),
+        ),
+        (
+            "GenuineIntel:0x6:0xcf",
+            Some(("rolled two-block loop", "decrypted, then hashed")),
+        ),
+        // A CPU the table does not know.
+        ("HygonGenuine:0x18:0x1", Some(("", ""))),
+    ] {
+        let line = child(value);
+        let Some((sha384, open)) = expect.filter(|_| avx2_sha384) else {
+            continue;
+        };
+        let (kernel, opened) = line.split_once(" | open ").expect("the child's format");
+        if sha384.is_empty() {
+            assert!(!kernel.contains("rolled"), "{value}: {line}");
+        } else {
+            assert!(kernel.contains(sha384), "{value}: {line}");
+        }
+        if open.is_empty() {
+            assert!(!opened.contains("SHA-384"), "{value}: {line}");
+        } else {
+            assert!(opened.contains(open), "{value}: {line}");
+        }
+    }
+}
