@@ -499,23 +499,13 @@ pub fn tuning_cpu_override() -> Result<Option<CpuModel>, OverrideError> {
     {
         static PARSED: std::sync::OnceLock<Result<Option<CpuModel>, OverrideError>> =
             std::sync::OnceLock::new();
-        *PARSED.get_or_init(|| match std::env::var_os(TUNING_VAR) {
-            None => Ok(None),
-            Some(value) => match value.to_str() {
-                Some(text) => parse_tuning_cpu(text),
-                None => Err(OverrideError::new(Variable::TuningCpu, "<not UTF-8>")),
-            },
-        })
+        *PARSED.get_or_init(|| read_variable(Variable::TuningCpu, parse_tuning_cpu))
     }
     #[cfg(not(feature = "std"))]
     {
         Ok(None)
     }
 }
-
-/// The tuning variable's name.
-#[cfg(feature = "std")]
-const TUNING_VAR: &str = "CBC_HMAC_TUNING_CPU";
 
 /// Parses a `CBC_HMAC_TUNING_CPU` value (see [`tuning_cpu_override`]).
 #[cfg_attr(not(feature = "std"), allow(dead_code))]
@@ -525,14 +515,6 @@ fn parse_tuning_cpu(text: &str) -> Result<Option<CpuModel>, OverrideError> {
         return Ok(None);
     }
     let err = || OverrideError::new(Variable::TuningCpu, text);
-    let hex = |s: &str| {
-        let digits = s
-            .strip_prefix("0x")
-            .or_else(|| s.strip_prefix("0X"))
-            .unwrap_or(s);
-        let ok = !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_hexdigit());
-        ok.then(|| u32::from_str_radix(digits, 16).ok()).flatten()
-    };
     let mut parts = t.split(':');
     let (Some(vendor), Some(family), Some(model), None) =
         (parts.next(), parts.next(), parts.next(), parts.next())
@@ -545,8 +527,8 @@ fn parse_tuning_cpu(text: &str) -> Result<Option<CpuModel>, OverrideError> {
     }
     Ok(Some(CpuModel {
         vendor,
-        family: hex(family).ok_or_else(err)?,
-        model: hex(model).ok_or_else(err)?,
+        family: parse_hex(family).ok_or_else(err)?,
+        model: parse_hex(model).ok_or_else(err)?,
     }))
 }
 
@@ -600,13 +582,7 @@ pub fn cpu_override() -> Result<Option<u32>, OverrideError> {
     {
         static PARSED: std::sync::OnceLock<Result<Option<u32>, OverrideError>> =
             std::sync::OnceLock::new();
-        *PARSED.get_or_init(|| match std::env::var_os(OVERRIDE_VAR) {
-            None => Ok(None),
-            Some(value) => match value.to_str() {
-                Some(text) => parse_override(text),
-                None => Err(OverrideError::new(Variable::Mask, "<not UTF-8>")),
-            },
-        })
+        *PARSED.get_or_init(|| read_variable(Variable::Mask, parse_override))
     }
     #[cfg(not(feature = "std"))]
     {
@@ -614,9 +590,31 @@ pub fn cpu_override() -> Result<Option<u32>, OverrideError> {
     }
 }
 
-/// The environment variable's name.
+/// `variable`'s value, parsed by `parse`: `Ok(None)` when it is unset.
 #[cfg(feature = "std")]
-const OVERRIDE_VAR: &str = "CBC_HMAC_CPUID_OVERRIDE";
+fn read_variable<T>(
+    variable: Variable,
+    parse: fn(&str) -> Result<Option<T>, OverrideError>,
+) -> Result<Option<T>, OverrideError> {
+    match std::env::var_os(variable.name()) {
+        None => Ok(None),
+        Some(value) => match value.to_str() {
+            Some(text) => parse(text),
+            None => Err(OverrideError::new(variable, "<not UTF-8>")),
+        },
+    }
+}
+
+/// A hexadecimal number, with or without `0x`, that fits 32 bits.
+#[cfg_attr(not(feature = "std"), allow(dead_code))]
+fn parse_hex(text: &str) -> Option<u32> {
+    let digits = text
+        .strip_prefix("0x")
+        .or_else(|| text.strip_prefix("0X"))
+        .unwrap_or(text);
+    let hex = !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_hexdigit());
+    hex.then(|| u32::from_str_radix(digits, 16).ok()).flatten()
+}
 
 /// Parses an override value (see [`cpu_override`]).
 #[cfg_attr(not(feature = "std"), allow(dead_code))]
@@ -625,16 +623,9 @@ fn parse_override(text: &str) -> Result<Option<u32>, OverrideError> {
     if t.is_empty() {
         return Ok(None);
     }
-    let digits = t
-        .strip_prefix("0x")
-        .or_else(|| t.strip_prefix("0X"))
-        .unwrap_or(t);
-    if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_hexdigit()) {
-        return Err(OverrideError::new(Variable::Mask, text));
-    }
-    u32::from_str_radix(digits, 16)
+    parse_hex(t)
         .map(Some)
-        .map_err(|_| OverrideError::new(Variable::Mask, text))
+        .ok_or_else(|| OverrideError::new(Variable::Mask, text))
 }
 
 /// An unparsable `CBC_HMAC_CPUID_OVERRIDE` value (see [`cpu_override`]) or
@@ -653,6 +644,16 @@ pub struct OverrideError {
 enum Variable {
     Mask,
     TuningCpu,
+}
+
+impl Variable {
+    /// The environment variable's name.
+    fn name(self) -> &'static str {
+        match self {
+            Variable::Mask => "CBC_HMAC_CPUID_OVERRIDE",
+            Variable::TuningCpu => "CBC_HMAC_TUNING_CPU",
+        }
+    }
 }
 
 impl OverrideError {
@@ -683,10 +684,7 @@ impl OverrideError {
     /// The variable's name: `CBC_HMAC_CPUID_OVERRIDE` or
     /// `CBC_HMAC_TUNING_CPU`.
     pub fn variable(&self) -> &'static str {
-        match self.variable {
-            Variable::Mask => "CBC_HMAC_CPUID_OVERRIDE",
-            Variable::TuningCpu => "CBC_HMAC_TUNING_CPU",
-        }
+        self.variable.name()
     }
 
     /// The rejected value (its first 32 bytes at most).
