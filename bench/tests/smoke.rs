@@ -13,6 +13,22 @@ fn bench(args: &[&str]) -> Output {
         .expect("the benchmark binary runs")
 }
 
+/// A short run of one combination at 16 bytes with `var=value`.
+fn bench_with(var: &str, value: &str) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_cbc-hmac-bench"))
+        .args([
+            "--seconds",
+            "0.01",
+            "--payload",
+            "16",
+            "--combination",
+            "AES-128-CBC-SHA1",
+        ])
+        .env(var, value)
+        .output()
+        .expect("the benchmark binary runs")
+}
+
 fn stdout_of(args: &[&str]) -> String {
     let out = bench(args);
     assert!(
@@ -129,11 +145,7 @@ fn unknown_backend_is_an_error() {
 
 #[test]
 fn unparsable_override_is_an_error() {
-    let out = Command::new(env!("CARGO_BIN_EXE_cbc-hmac-bench"))
-        .args(["--seconds", "0.01", "--payload", "16"])
-        .env("CBC_HMAC_CPUID_OVERRIDE", "zz")
-        .output()
-        .expect("the benchmark binary runs");
+    let out = bench_with("CBC_HMAC_CPUID_OVERRIDE", "zz");
     assert_eq!(out.status.code(), Some(2));
     assert!(out.stdout.is_empty());
     let stderr = String::from_utf8_lossy(&out.stderr);
@@ -142,39 +154,14 @@ fn unparsable_override_is_an_error() {
         "{stderr}"
     );
     // A valid override selects what it says.
-    let out = Command::new(env!("CARGO_BIN_EXE_cbc-hmac-bench"))
-        .args([
-            "--seconds",
-            "0.01",
-            "--payload",
-            "16",
-            "--combination",
-            "AES-128-CBC-SHA1",
-        ])
-        .env("CBC_HMAC_CPUID_OVERRIDE", "0x1")
-        .output()
-        .expect("the benchmark binary runs");
+    let out = bench_with("CBC_HMAC_CPUID_OVERRIDE", "0x1");
     assert!(out.status.success());
     assert!(String::from_utf8_lossy(&out.stdout).starts_with("Backend: portable"));
 }
 
 #[test]
 fn tuning_cpu_is_named_or_an_error() {
-    let run = |value: &str| {
-        Command::new(env!("CARGO_BIN_EXE_cbc-hmac-bench"))
-            .args([
-                "--seconds",
-                "0.01",
-                "--payload",
-                "16",
-                "--combination",
-                "AES-128-CBC-SHA1",
-            ])
-            .env("CBC_HMAC_TUNING_CPU", value)
-            .output()
-            .expect("the benchmark binary runs")
-    };
-    let out = run("AMD:1a:2");
+    let out = bench_with("CBC_HMAC_TUNING_CPU", "AMD:1a:2");
     assert_eq!(out.status.code(), Some(2));
     assert!(out.stdout.is_empty());
     let stderr = String::from_utf8_lossy(&out.stderr);
@@ -184,7 +171,7 @@ fn tuning_cpu_is_named_or_an_error() {
     );
     // A valid one is named beside the CPU, so that figures say which
     // choices they measured.
-    let out = run("AuthenticAMD:0x1a:0x2");
+    let out = bench_with("CBC_HMAC_TUNING_CPU", "AuthenticAMD:0x1a:0x2");
     assert!(out.status.success());
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(

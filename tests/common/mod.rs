@@ -1,6 +1,7 @@
 //! Helpers shared by the integration tests (each test binary uses a subset).
 #![allow(dead_code)]
 
+pub mod child;
 pub mod ports;
 pub mod rng;
 pub mod sshd;

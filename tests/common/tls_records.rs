@@ -180,3 +180,22 @@ pub fn load() -> Vec<Vector> {
     assert_eq!(vectors.len(), EXPECTED_RECORDS, "records in {FILE}");
     vectors
 }
+
+/// Seals and opens every known-answer record on `backend`, checking that
+/// the file covers every combination; returns how many records it has.
+pub fn check_all(backend: Backend) -> usize {
+    let vectors = load();
+    let mut seen = std::collections::HashSet::new();
+    for v in &vectors {
+        assert_eq!(v.sealer(backend).backend(), backend);
+        v.check_seal(backend);
+        v.check_open(backend);
+        seen.insert(v.config.combination);
+    }
+    assert_eq!(
+        seen.len(),
+        Combination::ALL.len(),
+        "every combination has vectors"
+    );
+    vectors.len()
+}
