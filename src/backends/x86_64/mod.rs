@@ -23,6 +23,7 @@ pub(crate) mod padding;
 pub(crate) mod sha;
 pub(crate) mod sha512;
 mod sha512_pair;
+mod sha512_quad;
 pub(crate) mod sha_avx2;
 pub(crate) mod stitch;
 #[cfg(test)]

@@ -13,6 +13,8 @@
 //! through the one-block kernel. Used from `sha512::PAIRS_FROM` blocks on:
 //! on Intel Xeon family 6 model 0xCF, 2-7% faster than the AVX-512 kernel's
 //! one-block loop and 7-10% faster than the AVX2 one's, at 8 to 128 blocks.
+//! The rounds ([`rounds16_with`]) serve the four-block loop of
+//! `sha512_quad` too.
 
 use core::arch::x86_64::*;
 
@@ -35,9 +37,10 @@ impl PairSums {
     }
 }
 
-/// The byte offset of word `t` of block `blk` (0 or 1) in [`PairSums`].
-const fn sum_offset(t: usize, blk: usize) -> usize {
-    (t / 2) * 32 + blk * 16 + (t % 2) * 8
+/// The byte offset of block one's sum for round `t` among sums that
+/// interleave several blocks, `stride` bytes for each pair of words.
+const fn sum_offset(t: usize, stride: usize) -> usize {
+    (t / 2) * stride + (t % 2) * 8
 }
 
 /// The message schedule of two blocks at once (one per 128-bit lane), one
@@ -288,7 +291,7 @@ unsafe fn schedule<S: PairSchedule>(x: &mut [__m256i; 8], sums: *mut PairSums, i
 /// (so `a3` is round t's d), `bc` is `a2 ^ a3` (for Maj), `t1` round
 /// `t - 1`'s T1, and `e0..e3` are round t's e, f, g, h.
 #[derive(Clone, Copy)]
-struct Working {
+pub(super) struct Working {
     a1: u64,
     a2: u64,
     a3: u64,
@@ -305,7 +308,7 @@ impl Working {
     /// a to finish; a T1 chosen so that this a half yields a itself lets
     /// every round run the same code.
     #[inline(always)]
-    fn start(state: [u64; 8]) -> Working {
+    pub(super) fn start(state: [u64; 8]) -> Working {
         let [a, b, c, d, e, f, g, h] = state;
         let sigma0 = b.rotate_right(28) ^ b.rotate_right(34) ^ b.rotate_right(39);
         let maj = (b & c) | (d & (b | c));
@@ -324,7 +327,7 @@ impl Working {
 
     /// Round 79's deferred a half, and the state plus the result.
     #[inline(always)]
-    fn finish(self, state: [u64; 8]) -> [u64; 8] {
+    pub(super) fn finish(self, state: [u64; 8]) -> [u64; 8] {
         let Working {
             a1,
             a2,
@@ -342,11 +345,10 @@ impl Working {
     }
 }
 
-/// Sixteen rounds on `w` over the sums `W[t] + K[t]` at `sums +
-/// sum_offset(t, 0)` for t in 0..16, in assembly; with `SCHEDULE`, the
-/// schedule of pairs `8 i + 8 .. 8 i + 16` beside them, four groups of
-/// rounds, a call of [`schedule`] before each; `slot(t)` after round
-/// `t`.
+/// Sixteen rounds of [`rounds16_with`] over a pair's sums; with
+/// `SCHEDULE`, the schedule of pairs `8 i + 8 .. 8 i + 16` beside them, a
+/// call of [`schedule`] before each group of four rounds; `slot(t)` after
+/// round `t`.
 ///
 /// # Safety
 /// The CPU must have BMI1, BMI2 and the features of `S`; `sums` must
@@ -360,6 +362,74 @@ unsafe fn rounds16<S: PairSchedule, const SCHEDULE: bool>(
     x: &mut [__m256i; 8],
     store: *mut PairSums,
     i: usize,
+    slot: &mut impl FnMut(usize),
+) {
+    let mut sched = PairSched::<S, SCHEDULE> {
+        x,
+        store,
+        i,
+        s: core::marker::PhantomData,
+    };
+    // SAFETY: the caller's guarantees, with the pair's 32-byte entries.
+    unsafe { rounds16_with::<32>(w, sums, &mut sched, slot) }
+}
+
+/// The work before each group of four rounds of [`rounds16_with`]: a
+/// trait with an always-inlined method rather than a closure, so that the
+/// schedule's ring stays in registers (a closure capturing it kept it in
+/// memory, and the pair loop ran at half speed).
+pub(super) trait Sched {
+    /// The work before group `g` (0 to 3).
+    ///
+    /// # Safety
+    /// As the implementation says; called only from [`rounds16_with`].
+    unsafe fn group(&mut self, g: usize);
+}
+
+/// No work between the groups.
+pub(super) struct NoSched;
+
+impl Sched for NoSched {
+    #[inline(always)]
+    unsafe fn group(&mut self, _: usize) {}
+}
+
+/// The pair loop's schedule (with `SCHEDULE`; else nothing).
+struct PairSched<'a, S, const SCHEDULE: bool> {
+    x: &'a mut [__m256i; 8],
+    store: *mut PairSums,
+    i: usize,
+    s: core::marker::PhantomData<S>,
+}
+
+impl<S: PairSchedule, const SCHEDULE: bool> Sched for PairSched<'_, S, SCHEDULE> {
+    #[inline(always)]
+    unsafe fn group(&mut self, g: usize) {
+        if SCHEDULE {
+            // SAFETY: the caller of `rounds16` guarantees the features and
+            // `store`.
+            unsafe { schedule::<S>(self.x, self.store, self.i, g) };
+        }
+    }
+}
+
+/// Sixteen rounds on `w` over the sums `W[t] + K[t]` at `sums +
+/// sum_offset(t, STRIDE)` for t in 0..16, in assembly, calling `sched.group(g)`
+/// before each group `g` of four rounds and `slot(t)` after round `t`.
+/// The sums of several blocks interleave, `STRIDE` bytes for each pair of
+/// words: 32 in the pair loop, 64 in the four-block loop of
+/// `sha512_quad`.
+///
+/// # Safety
+/// The CPU must have BMI1 and BMI2 and the features `sched` and `slot`
+/// need; `sums` must point to `7 STRIDE + 16` readable bytes that only
+/// `sched` writes meanwhile. Always inlined, into functions that enable
+/// the features.
+#[inline(always)]
+pub(super) unsafe fn rounds16_with<const STRIDE: usize>(
+    w: &mut Working,
+    sums: *const u8,
+    sched: &mut impl Sched,
     slot: &mut impl FnMut(usize),
 ) {
     let Working {
@@ -376,7 +446,7 @@ unsafe fn rounds16<S: PairSchedule, const SCHEDULE: bool>(
     macro_rules! round {
         ($t:expr) => {
             let (mut h, mut ne) = (e3, a3);
-            // SAFETY: reads the 8 bytes at `sums + sum_offset(t, 0)`,
+            // SAFETY: reads the 8 bytes of round t's sum at `sums`,
             // inside the bytes the caller vouches for; registers otherwise.
             unsafe {
                 core::arch::asm!(
@@ -394,7 +464,7 @@ unsafe fn rounds16<S: PairSchedule, const SCHEDULE: bool>(
                     "add {h}, {t1}",
                     "add {d}, {h}",
                     base = in(reg) sums,
-                    off = const sum_offset($t, 0),
+                    off = const sum_offset($t, STRIDE),
                     e = in(reg) e0,
                     f = in(reg) e1,
                     g = in(reg) e2,
@@ -423,11 +493,8 @@ unsafe fn rounds16<S: PairSchedule, const SCHEDULE: bool>(
     macro_rules! group {
         ($($g:literal)*) => {
             $(
-                if SCHEDULE {
-                    // SAFETY: the caller guarantees the features and
-                    // `store`.
-                    unsafe { schedule::<S>(x, store, i, $g) };
-                }
+                // SAFETY: the caller guarantees what `sched` needs.
+                unsafe { sched.group($g) };
                 round!(4 * $g);
                 slot(4 * $g);
                 round!(4 * $g + 1);
@@ -525,8 +592,9 @@ mod tests {
 
     type Loop = fn(&mut [u64; 8], &[[u8; 128]]);
 
-    /// The pair loop itself, and the bulk entry points that use it for
-    /// long runs, those the CPU can run, by name.
+    /// The pair loop itself, the four-block loop (which shares its
+    /// rounds), and the bulk entry points that use them for long runs,
+    /// those the CPU can run, by name.
     fn loops() -> Vec<(&'static str, Loop)> {
         let mut list: Vec<(&'static str, Loop)> = Vec::new();
         if Avx2::detect().is_some() {
@@ -550,6 +618,11 @@ mod tests {
                     .zip(Vaes512::detect())
                     .expect("detected above");
                 super::super::sha512::compress512_avx512(super::super::Avx512Bmi::new(t, v), s, b)
+            }));
+            // SAFETY: both detections succeeded, so the CPU has AVX-512
+            // F, BW and VL, AVX2, BMI1, BMI2, SSSE3 and SSE4.1.
+            list.push(("quads", |s, b| unsafe {
+                super::super::sha512_quad::compress_quads(s, b)
             }));
         } else {
             eprintln!("SKIPPED: SHA-512 AVX-512 bulk path (CPU lacks AVX2/BMI2 or AVX-512F/BW/VL)");
@@ -581,8 +654,8 @@ mod tests {
 
     #[test]
     fn pairs_of_equal_and_extreme_blocks_match_portable() {
-        // The two lanes of a pair must not leak into each other: equal
-        // blocks, and all-zero beside all-one blocks, in both orders.
+        // The lanes of a pair or a quad must not leak into each other:
+        // equal blocks, and all-zero beside all-one blocks, in both orders.
         for (name, pairs) in loops() {
             let mut rng = SplitMix64(12);
             let r = rng.blocks::<128>(1)[0];
@@ -592,6 +665,20 @@ mod tests {
                 [r, r],
                 [r, [0; 128]],
             ];
+            // Four blocks, for the four-block loop's lanes.
+            let (z, f) = ([0u8; 128], [0xff; 128]);
+            let quads = [
+                [z, f, z, f],
+                [f, z, f, z],
+                [r, r, r, r],
+                [r, z, z, z],
+                [z, z, z, r],
+                [z, r, f, z],
+            ];
+            let cases = cases
+                .iter()
+                .map(|c| &c[..])
+                .chain(quads.iter().map(|c| &c[..]));
             for blocks in cases {
                 for state in [
                     [0u64; 8],
@@ -599,8 +686,13 @@ mod tests {
                     core::array::from_fn(|_| rng.next()),
                 ] {
                     let mut ours = state;
-                    pairs(&mut ours, &blocks);
-                    assert_eq!(ours, portable(state, &blocks), "{name}");
+                    pairs(&mut ours, blocks);
+                    assert_eq!(
+                        ours,
+                        portable(state, blocks),
+                        "{name}, {} blocks",
+                        blocks.len()
+                    );
                 }
             }
         }
@@ -667,7 +759,7 @@ mod tests {
 
     /// Timing, printed only (`cargo test --release --lib
     /// timing_of_the_bulk_loops -- --nocapture`): 16 KiB of SHA-512 on each
-    /// bulk loop the CPU can run, one block at a time and in pairs, in
+    /// bulk loop the CPU can run, one block at a time, in pairs and in fours, in
     /// alternating rounds, for the per-CPU choices in `backends/cpu.rs`.
     /// Asserts only that all agree.
     #[test]
@@ -685,11 +777,12 @@ mod tests {
                 super::super::sha512::compress_blocks_avx2(s, b)
             }));
         }
-        // The two layouts of the pair loop, as the correctness tests run them.
+        // The two layouts of the pair loop and the four-block loop, as the
+        // correctness tests run them.
         list.extend(
             loops()
                 .into_iter()
-                .filter(|(name, _)| name.starts_with("pairs")),
+                .filter(|(name, _)| name.starts_with("pairs") || name.starts_with("quads")),
         );
         if Avx2::detect().zip(Vaes512::detect()).is_some() {
             // SAFETY: both detections succeeded, so the CPU also has
