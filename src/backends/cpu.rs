@@ -134,14 +134,14 @@ fn cpu_bits() -> u32 {
 /// measured and keep the unrolled loop.
 ///
 /// Model 0xCF now hashes runs of four blocks or more in the four-block
-/// loop of `sha512_quad` (`sha512_quads`), the two-block loop taking only
-/// what the AVX-512 kernel cannot: one zmm schedule serves four blocks,
+/// loop of `sha512_quad` (`sha512_quads`), the last one to three blocks of
+/// a run on the one-block kernel: one zmm schedule serves four blocks,
 /// which halves a block's schedule instructions again, and there the
 /// rounds share ports 0, 1 and 5 with the vector units. 16 KiB of SHA-512
-/// took 2-4% less time per block than the rolled two-block loop with the
-/// shared host quiet and 12% less with it busy (5 runs of
-/// `timing_of_the_bulk_loops`), and 4-8% less than the one-block kernel
-/// at 4 and 5 blocks. Against OpenSSL (9 alternating runs of each build,
+/// took 2-5% less time per block than the rolled two-block loop with the
+/// shared host quiet (five runs of `timing_of_the_bulk_loops`) and 12%
+/// less with it busy (three runs), and 4-8% less than the one-block
+/// kernel at 4 and 5 blocks. Against OpenSSL (9 alternating runs of each build,
 /// medians): HMAC-SHA384 at 16 KiB 1.03x (1.02-1.08x) against 0.98x
 /// (0.93-1.01x), at 1 KiB 1.04x against 1.01x; the SHA-384 open at 16
 /// KiB 1.08x (1.06-1.12x) against 1.02x (1.01-1.05x), at 1 KiB 1.07x

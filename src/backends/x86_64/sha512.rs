@@ -844,7 +844,7 @@ const PAIRS_FROM: usize = 8;
 /// four-block loop of `sha512_quad`, on the CPUs whose `Tuning` asks for
 /// it: on Intel Xeon family 6 model 0xCF it is 4-8% faster than the
 /// one-block AVX-512VL kernel at 4 and 5 blocks (medians of 2001 timings),
-/// and 2-4% faster than the pair loop from 8 blocks on.
+/// and 2-6% faster than the pair loop from 8 blocks on.
 const QUADS_FROM: usize = 4;
 
 /// The code layout of the pair loop on this CPU.

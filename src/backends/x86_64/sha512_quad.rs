@@ -6,7 +6,7 @@
 //! a schedule instruction serves four blocks instead of two, so a block's
 //! share of the schedule halves again, and the rounds, which share the
 //! execution ports with the schedule on Intel cores, get those slots. On
-//! Intel Xeon family 6 model 0xCF, 2-4% faster per block than the rolled
+//! Intel Xeon family 6 model 0xCF, 2-5% faster per block than the rolled
 //! two-block loop on a quiet host, 12% on a busy one (see
 //! `Tuning::sha512_quads` for where it runs). The rounds are the two-block
 //! loop's ([`rounds16_with`]), over sums 64 bytes apart instead of 32.
