@@ -16,15 +16,19 @@ use common::tls_records::check_all;
 const CHILD: &str = "CBC_HMAC_TUNING_TEST_CHILD";
 const VAR: &str = "CBC_HMAC_TUNING_CPU";
 
-/// The kernels the detected backend runs for SHA-384, one line.
+/// The kernels the detected backend runs for SHA-1 and SHA-384, one line.
 fn kernels() -> String {
     let b = Backend::detect();
     format!(
-        "KERNELS: {b} | SHA-384 {} | open {}",
+        "KERNELS: {b} | SHA-1 {} | SHA-384 {} | open {}",
+        b.hash_kernel(MacAlgorithm::HmacSha1),
         b.hash_kernel(MacAlgorithm::HmacSha384),
         b.open_kernel()
     )
 }
+
+/// SHA-1's kernel name when its schedule runs on AVX-512VL.
+const SHA1_VL: &str = "SHA-1 SHA-NI rounds, AVX-512VL schedule";
 
 /// The child: runs only with `CBC_HMAC_TUNING_TEST_CHILD=1` (set by
 /// `rows_choose_kernels`); in a plain test run it has nothing to check.
@@ -136,6 +140,10 @@ fn rows_choose_kernels() {
         ("HygonGenuine:0x18:0x1", Some(("", ""))),
     ] {
         let line = child(value);
+        // Only Intel model 0xCF takes SHA-1's schedule to AVX-512VL, where
+        // the backend has both SHA-NI and AVX-512.
+        let sha1_vl = avx512 && value == "GenuineIntel:0x6:0xcf";
+        assert_eq!(line.contains(SHA1_VL), sha1_vl, "{value}: {line}");
         let Some((sha384, open)) = expect.filter(|_| avx2_sha384) else {
             continue;
         };

@@ -180,7 +180,14 @@ impl Backend {
                     crate_name
                 }
             }
-            Backend::Vaes512ShaNi | Backend::AesNiShaNi => "SHA-NI",
+            Backend::Vaes512ShaNi | Backend::AesNiShaNi => {
+                #[cfg(target_arch = "x86_64")]
+                if let (MacAlgorithm::HmacSha1, Compressor::ShaNi(c)) = (mac, Compressor::new(self))
+                {
+                    return c.sha1_name();
+                }
+                "SHA-NI"
+            }
             Backend::AesNiAvx2 => "AVX2 schedule, BMI2 rounds",
             Backend::AesNi | Backend::Portable => crate_name,
         }
@@ -366,7 +373,11 @@ impl Compressor {
                             0 => None,
                             _ => x86_64::ShaNiAvx::detect(),
                         };
-                        return Compressor::ShaNi(ShaNiCompress { sha, avx, sha512 });
+                        let vaes = match cpu::enabled() & cpu::VAES512 {
+                            0 => None,
+                            _ => x86_64::Vaes512::detect(),
+                        };
+                        return Compressor::ShaNi(ShaNiCompress::new(sha, avx, vaes, sha512));
                     }
                 }
                 Backend::AesNiAvx2 => {
@@ -482,16 +493,17 @@ pub(crate) fn seal_mac_then_encrypt(
     #[cfg(target_arch = "x86_64")]
     if let Some(k) = aes.aes_ni() {
         use crate::primitives::hmac::AnyStates;
-        use x86_64::sha::{Sha1Ni, Sha256Ni};
+        use x86_64::sha::{Sha1Ni, Sha1NiVl, Sha256Ni};
         use x86_64::sha_avx2::{Sha1Avx2, Sha256Avx2};
         use x86_64::stitch;
         use x86_64::stitch::seal_mac_then_encrypt as stitched;
         let (h, b, p) = (header, &mut *body, plaintext_len);
         match (mac.compressor(), mac.states()) {
             (Compressor::ShaNi(c), AnyStates::Sha1(s)) => {
-                return match c.avx {
-                    Some(t) => stitched::<Sha1Ni<x86_64::ShaNiAvx>>(k, t, s, h, iv, b, p),
-                    None => stitched::<Sha1Ni>(k, c.sha, s, h, iv, b, p),
+                return match (c.sha1_vl, c.avx) {
+                    (Some(t), _) => stitched::<Sha1NiVl>(k, t, s, h, iv, b, p),
+                    (None, Some(t)) => stitched::<Sha1Ni<x86_64::ShaNiAvx>>(k, t, s, h, iv, b, p),
+                    (None, None) => stitched::<Sha1Ni>(k, c.sha, s, h, iv, b, p),
                 };
             }
             (Compressor::ShaNi(c), AnyStates::Sha256(s)) => {
@@ -592,15 +604,16 @@ pub(crate) fn encrypt_then_mac(aes: &AesKey, mac: &crate::HmacKey, job: EtmJob<'
     #[cfg(target_arch = "x86_64")]
     if let Some(k) = aes.aes_ni() {
         use crate::primitives::hmac::AnyStates;
-        use x86_64::sha::{Sha1Ni, Sha256Ni};
+        use x86_64::sha::{Sha1Ni, Sha1NiVl, Sha256Ni};
         use x86_64::sha_avx2::{Sha1Avx2, Sha256Avx2};
         use x86_64::stitch;
         use x86_64::stitch::seal_encrypt_then_mac as stitched;
         match (mac.compressor(), mac.states()) {
             (Compressor::ShaNi(c), AnyStates::Sha1(s)) => {
-                return match c.avx {
-                    Some(t) => stitched::<Sha1Ni<x86_64::ShaNiAvx>>(k, t, s, job),
-                    None => stitched::<Sha1Ni>(k, c.sha, s, job),
+                return match (c.sha1_vl, c.avx) {
+                    (Some(t), _) => stitched::<Sha1NiVl>(k, t, s, job),
+                    (None, Some(t)) => stitched::<Sha1Ni<x86_64::ShaNiAvx>>(k, t, s, job),
+                    (None, None) => stitched::<Sha1Ni>(k, c.sha, s, job),
                 };
             }
             (Compressor::ShaNi(c), AnyStates::Sha256(s)) => {

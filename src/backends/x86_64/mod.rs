@@ -7,10 +7,10 @@
 //! stores (each on a reference of the right size), for `asm!` (empty
 //! optimisation barriers, and the SHA-512 rounds), and for calls from a
 //! non-feature context into a kernel, justified by a witness token: a
-//! zero-sized value ([`AesNi`], [`ShaNi`], [`ShaNiAvx`], [`Avx2`],
-//! [`Avx512Bmi`], [`Vaes512`]) that can only be obtained from run-time CPU
-//! detection, so no kernel is reachable without proof that the CPU has its
-//! instructions.
+//! zero-sized value ([`AesNi`], [`ShaNi`], [`ShaNiAvx`], [`ShaNiAvx512`],
+//! [`Avx2`], [`Avx512Bmi`], [`Vaes512`]) that can only be obtained from
+//! run-time CPU detection, so no kernel is reachable without proof that the
+//! CPU has its instructions.
 //!
 //! Whether a backend is *chosen* is policy (`CBC_HMAC_CPUID_OVERRIDE`, see
 //! [`super::cpu`]); the tokens are about safety only.
@@ -69,6 +69,18 @@ pub(crate) struct ShaNiAvx(());
 impl ShaNiAvx {
     pub(crate) fn detect() -> Option<Self> {
         (cpuid_shani::get() && cpuid_avx::get()).then_some(ShaNiAvx(()))
+    }
+}
+
+/// Proof that the CPU has the features of both [`ShaNiAvx`] and
+/// [`Vaes512`]: for SHA-NI kernels whose message schedule runs partly on
+/// AVX-512VL (`sha::Sha1NiVl`).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct ShaNiAvx512(());
+
+impl ShaNiAvx512 {
+    pub(crate) fn new(_: ShaNiAvx, _: Vaes512) -> Self {
+        ShaNiAvx512(())
     }
 }
 

@@ -105,14 +105,6 @@ pub(crate) trait HashKernel {
     }
 }
 
-/// One compression of `data` with kernel `K`.
-#[inline]
-#[target_feature(enable = "sha,sse2,ssse3,sse4.1")]
-pub(crate) fn compress_one<K: HashKernel>(regs: K::Regs, data: &[u8]) -> K::Regs {
-    // SAFETY: this function enables the kernel's features.
-    unsafe { K::compress(regs, data) }
-}
-
 /// SHA-1 with SHA-NI, in the stitched loops of feature set `I` (SHA-NI
 /// alone, or with AVX).
 pub(crate) struct Sha1Ni<I = ShaNi>(PhantomData<I>);
@@ -223,6 +215,84 @@ impl<I: WithShaNi> HashKernel for Sha1Ni<I> {
     }
 }
 
+/// SHA-1 with SHA-NI rounds and the schedule's `sha1msg2` and `sha1nexte`
+/// on AVX-512VL ([`VlSchedule`]), where the per-CPU table chooses it.
+pub(crate) struct Sha1NiVl;
+
+/// [`Sha1Ni`] compiled with AVX, whose state and message handling
+/// [`Sha1NiVl`] shares.
+type Sha1Vex = Sha1Ni<super::ShaNiAvx>;
+
+impl HashKernel for Sha1NiVl {
+    type H = Sha1;
+    type Regs = Sha1Regs;
+    type Msg = [__m128i; 4];
+    const BLOCK: usize = 64;
+    type Isa = super::ShaNiAvx512;
+    const MTE_TRAIL: usize = Sha1Vex::MTE_TRAIL;
+    const GROUPS: usize = Sha1Vex::GROUPS;
+
+    #[inline]
+    #[target_feature(enable = "sha,sse2,ssse3,sse4.1,avx,avx512f,avx512vl")]
+    unsafe fn load_state(state: &[u32; 5]) -> Sha1Regs {
+        // SAFETY: this function enables a superset of the features.
+        unsafe { Sha1Vex::load_state(state) }
+    }
+
+    #[inline]
+    #[target_feature(enable = "sha,sse2,ssse3,sse4.1,avx,avx512f,avx512vl")]
+    unsafe fn store_state(r: Sha1Regs) -> [u32; 5] {
+        // SAFETY: as above.
+        unsafe { Sha1Vex::store_state(r) }
+    }
+
+    #[inline]
+    #[target_feature(enable = "sha,sse2,ssse3,sse4.1,avx,avx512f,avx512vl")]
+    unsafe fn load_msg(data: &[u8]) -> [__m128i; 4] {
+        // SAFETY: as above.
+        unsafe { Sha1Vex::load_msg(data) }
+    }
+
+    #[inline]
+    #[target_feature(enable = "sha,sse2,ssse3,sse4.1,avx,avx512f,avx512vl")]
+    unsafe fn msg_from_vecs(v: [__m128i; 4]) -> [__m128i; 4] {
+        // SAFETY: as above.
+        unsafe { Sha1Vex::msg_from_vecs(v) }
+    }
+
+    // Not a `target_feature` function, so that it is always inlined (the
+    // callers enable the features): too large for the compiler's choice, it
+    // was left out of line, with the loop around it and the AES slots of
+    // the stitched loops on the far side of a call.
+    #[inline(always)]
+    unsafe fn rounds<F: FnMut(usize)>(r: Sha1Regs, msg: [__m128i; 4], slot: F) -> Sha1Regs {
+        // SAFETY: the caller guarantees SHA-NI, AVX and AVX-512F/VL.
+        unsafe {
+            // SHA-NI has only legacy SSE encodings, and the compiler, free
+            // to use wider registers around them, does not clear their
+            // upper halves first: a dirty upper state made the seal on
+            // Intel model 0xCF about a hundred times slower. Once a block,
+            // wherever the block is hashed.
+            _mm256_zeroupper();
+            sha1_rounds_with::<VlSchedule, F>(r, msg, slot)
+        }
+    }
+
+    #[inline]
+    #[target_feature(enable = "sha,sse2,ssse3,sse4.1,avx,avx512f,avx512vl")]
+    unsafe fn outer_msg(r: Sha1Regs) -> [__m128i; 4] {
+        // SAFETY: as above.
+        unsafe { Sha1Vex::outer_msg(r) }
+    }
+
+    #[inline]
+    #[target_feature(enable = "sha,sse2,ssse3,sse4.1,avx,avx512f,avx512vl")]
+    unsafe fn write_digest(r: Sha1Regs, out: &mut [u8]) {
+        // SAFETY: as above.
+        unsafe { Sha1Vex::write_digest(r, out) }
+    }
+}
+
 impl<I: WithShaNi> HashKernel for Sha256Ni<I> {
     type H = Sha256;
     type Regs = Sha256Regs;
@@ -317,58 +387,142 @@ fn sha1_word(data: &[u8], at: usize) -> __m128i {
     _mm_shuffle_epi8(load(block(data, at)), mask)
 }
 
+/// How the SHA-1 rounds get their message words: the last step of the
+/// schedule, and the `E` term added to each group's words.
+trait Sha1Schedule {
+    /// `W[4i..4i+4]` from `x = W[4i-16..] ^ W[4i-14..] ^ W[4i-8..]` (the
+    /// first two from `sha1msg1`) and `prev = W[4i-4..4i]` (`sha1msg2`).
+    ///
+    /// # Safety
+    /// The CPU has the features of the function this is inlined into.
+    unsafe fn words(x: __m128i, prev: __m128i) -> __m128i;
+    /// The group's words plus `E`, from the state two groups back
+    /// (`sha1nexte`).
+    ///
+    /// # Safety
+    /// As [`Sha1Schedule::words`].
+    unsafe fn plus_e(before: __m128i, w: __m128i) -> __m128i;
+}
+
+/// The SHA-NI instructions throughout.
+struct NiSchedule;
+
+impl Sha1Schedule for NiSchedule {
+    #[inline(always)]
+    unsafe fn words(x: __m128i, prev: __m128i) -> __m128i {
+        // SAFETY: the caller guarantees SHA-NI.
+        unsafe { _mm_sha1msg2_epu32(x, prev) }
+    }
+
+    #[inline(always)]
+    unsafe fn plus_e(before: __m128i, w: __m128i) -> __m128i {
+        // SAFETY: as above.
+        unsafe { _mm_sha1nexte_epu32(before, w) }
+    }
+}
+
+/// `sha1msg2` and `sha1nexte` done with AVX-512VL rotates. On Intel family
+/// 6 model 0xCF `sha1msg2` issues once every 4-5 cycles and its chain
+/// through the schedule, not the rounds, bounds the hash; `sha1nexte`
+/// competes with `sha1rnds4` for its unit. The vector ALUs do both jobs in
+/// single-cycle instructions (see the table in `backends/cpu.rs`).
+struct VlSchedule;
+
+impl Sha1Schedule for VlSchedule {
+    #[inline(always)]
+    unsafe fn words(x: __m128i, prev: __m128i) -> __m128i {
+        // W[t] = rol1(x[t] ^ W[t-3]) with W[4i] in lane 3: the previous
+        // words shifted up a lane give W[t-3] for the top three lanes; the
+        // bottom one, W[4i+3], needs W[4i] itself, rol1(y[3]), whose rol1
+        // is rol2 of y's top lane.
+        // SAFETY: the caller guarantees AVX-512F/VL (SSE2 is baseline).
+        unsafe {
+            let y = _mm_xor_si128(x, _mm_bslli_si128::<4>(prev));
+            _mm_xor_si128(
+                _mm_rol_epi32::<1>(y),
+                _mm_rol_epi32::<2>(_mm_bsrli_si128::<12>(y)),
+            )
+        }
+    }
+
+    #[inline(always)]
+    unsafe fn plus_e(before: __m128i, w: __m128i) -> __m128i {
+        // E is rol30 of A (lane 3) two groups back, added to lane 3 only.
+        // SAFETY: as above.
+        unsafe { _mm_mask_add_epi32(w, 0b1000, w, _mm_rol_epi32::<30>(before)) }
+    }
+}
+
 #[inline]
 #[target_feature(enable = "sha,sse2,ssse3,sse4.1")]
-fn sha1_rounds<F: FnMut(usize)>(r: Sha1Regs, msg: [__m128i; 4], mut slot: F) -> Sha1Regs {
-    let mut w = msg;
-    let mut abcd = r.abcd;
-    // State before the previous group of four rounds: its A gives the next
-    // group's E (`sha1nexte`).
-    let mut before = abcd;
-    abcd = _mm_sha1rnds4_epu32::<0>(abcd, _mm_add_epi32(r.e, w[0]));
-    slot(0);
-    macro_rules! group {
-        ($i:literal, $f:literal) => {
-            if $i >= 4 {
-                // W[4i..4i+4] from the previous sixteen words.
-                w[$i % 4] = _mm_sha1msg2_epu32(
-                    _mm_xor_si128(
-                        _mm_sha1msg1_epu32(w[$i % 4], w[($i + 1) % 4]),
-                        w[($i + 2) % 4],
-                    ),
-                    w[($i + 3) % 4],
-                );
-            }
-            let e = _mm_sha1nexte_epu32(before, w[$i % 4]);
-            before = abcd;
-            abcd = _mm_sha1rnds4_epu32::<$f>(abcd, e);
-            // Keep the slot's AES rounds here (see `pin_xmm`).
-            super::pin_xmm(&mut abcd);
-            slot($i);
-        };
-    }
-    group!(1, 0);
-    group!(2, 0);
-    group!(3, 0);
-    group!(4, 0);
-    group!(5, 1);
-    group!(6, 1);
-    group!(7, 1);
-    group!(8, 1);
-    group!(9, 1);
-    group!(10, 2);
-    group!(11, 2);
-    group!(12, 2);
-    group!(13, 2);
-    group!(14, 2);
-    group!(15, 3);
-    group!(16, 3);
-    group!(17, 3);
-    group!(18, 3);
-    group!(19, 3);
-    Sha1Regs {
-        abcd: _mm_add_epi32(abcd, r.abcd),
-        e: _mm_sha1nexte_epu32(before, r.e),
+fn sha1_rounds<F: FnMut(usize)>(r: Sha1Regs, msg: [__m128i; 4], slot: F) -> Sha1Regs {
+    // SAFETY: this function enables SHA-NI.
+    unsafe { sha1_rounds_with::<NiSchedule, F>(r, msg, slot) }
+}
+
+/// The SHA-1 compression, with the schedule's last steps from `S`.
+///
+/// # Safety
+/// The CPU has SHA-NI, SSSE3, SSE4.1 and what `S` needs; inlined into a
+/// function that enables them.
+#[inline(always)]
+unsafe fn sha1_rounds_with<S: Sha1Schedule, F: FnMut(usize)>(
+    r: Sha1Regs,
+    msg: [__m128i; 4],
+    mut slot: F,
+) -> Sha1Regs {
+    // SAFETY: the caller guarantees the features.
+    unsafe {
+        let mut w = msg;
+        let mut abcd = r.abcd;
+        // State before the previous group of four rounds: its A gives the
+        // next group's E.
+        let mut before = abcd;
+        abcd = _mm_sha1rnds4_epu32::<0>(abcd, _mm_add_epi32(r.e, w[0]));
+        slot(0);
+        macro_rules! group {
+            ($i:literal, $f:literal) => {
+                if $i >= 4 {
+                    // W[4i..4i+4] from the previous sixteen words.
+                    w[$i % 4] = S::words(
+                        _mm_xor_si128(
+                            _mm_sha1msg1_epu32(w[$i % 4], w[($i + 1) % 4]),
+                            w[($i + 2) % 4],
+                        ),
+                        w[($i + 3) % 4],
+                    );
+                }
+                let e = S::plus_e(before, w[$i % 4]);
+                before = abcd;
+                abcd = _mm_sha1rnds4_epu32::<$f>(abcd, e);
+                // Keep the slot's AES rounds here (see `pin_xmm`).
+                super::pin_xmm(&mut abcd);
+                slot($i);
+            };
+        }
+        group!(1, 0);
+        group!(2, 0);
+        group!(3, 0);
+        group!(4, 0);
+        group!(5, 1);
+        group!(6, 1);
+        group!(7, 1);
+        group!(8, 1);
+        group!(9, 1);
+        group!(10, 2);
+        group!(11, 2);
+        group!(12, 2);
+        group!(13, 2);
+        group!(14, 2);
+        group!(15, 3);
+        group!(16, 3);
+        group!(17, 3);
+        group!(18, 3);
+        group!(19, 3);
+        Sha1Regs {
+            abcd: _mm_add_epi32(abcd, r.abcd),
+            e: S::plus_e(before, r.e),
+        }
     }
 }
 
@@ -472,12 +626,32 @@ fn compress_blocks<K: HashKernel>(
     blocks: &[<K::H as HashFunction>::Block],
 ) {
     // SAFETY: this function enables the features the kernel needs.
-    let mut r = unsafe { K::load_state(state) };
-    for b in blocks {
-        r = compress_one::<K>(r, b.as_ref());
+    unsafe { compress_run::<K>(state, blocks) }
+}
+
+#[target_feature(enable = "sha,sse2,ssse3,sse4.1,avx,avx512f,avx512vl")]
+fn compress_blocks_vl(state: &mut [u32; 5], blocks: &[[u8; 64]]) {
+    // SAFETY: this function enables the features `Sha1NiVl` needs.
+    unsafe { compress_run::<Sha1NiVl>(state, blocks) }
+}
+
+/// `blocks` compressed into `state` with kernel `K`.
+///
+/// # Safety
+/// The CPU has `K`'s features; inlined into a function that enables them.
+#[inline(always)]
+unsafe fn compress_run<K: HashKernel>(
+    state: &mut <K::H as HashFunction>::State,
+    blocks: &[<K::H as HashFunction>::Block],
+) {
+    // SAFETY: the caller guarantees the kernel's features.
+    unsafe {
+        let mut r = K::load_state(state);
+        for b in blocks {
+            r = K::compress(r, b.as_ref());
+        }
+        *state = K::store_state(r);
     }
-    // SAFETY: as above.
-    *state = unsafe { K::store_state(r) };
 }
 
 /// The compression functions of the SHA-NI backends: SHA-1 and SHA-256
@@ -491,13 +665,53 @@ pub(crate) struct ShaNiCompress {
     pub(crate) avx: Option<super::ShaNiAvx>,
     /// For SHA-384.
     pub(crate) sha512: super::sha512::Sha512Kernel,
+    /// Present when the per-CPU table takes SHA-1's schedule to AVX-512VL
+    /// ([`Sha1NiVl`]) and AVX-512 is allowed.
+    pub(crate) sha1_vl: Option<super::ShaNiAvx512>,
+}
+
+impl ShaNiCompress {
+    /// The SHA-NI compressor with the kernels the CPU and the per-CPU
+    /// table choose; `avx` and `vaes` are present where the override
+    /// allows them.
+    pub(crate) fn new(
+        sha: ShaNi,
+        avx: Option<super::ShaNiAvx>,
+        vaes: Option<super::Vaes512>,
+        sha512: super::sha512::Sha512Kernel,
+    ) -> Self {
+        let sha1_vl = match (avx, vaes) {
+            (Some(a), Some(v)) if crate::backends::cpu::Tuning::get().sha1_avx512_schedule => {
+                Some(super::ShaNiAvx512::new(a, v))
+            }
+            _ => None,
+        };
+        ShaNiCompress {
+            sha,
+            avx,
+            sha512,
+            sha1_vl,
+        }
+    }
+
+    /// The SHA-1 kernel, for reports.
+    pub(crate) fn sha1_name(&self) -> &'static str {
+        match self.sha1_vl {
+            Some(_) => "SHA-NI rounds, AVX-512VL schedule",
+            None => "SHA-NI",
+        }
+    }
 }
 
 impl Compress<Sha1> for ShaNiCompress {
     #[inline]
     fn compress(&self, state: &mut [u32; 5], blocks: &[[u8; 64]]) {
-        // SAFETY: `self.sha` proves the CPU has SHA-NI, SSSE3 and SSE4.1.
-        unsafe { compress_blocks::<Sha1Ni>(state, blocks) }
+        match self.sha1_vl {
+            // SAFETY: the token proves SHA-NI, AVX and AVX-512F/VL.
+            Some(_) => unsafe { compress_blocks_vl(state, blocks) },
+            // SAFETY: `self.sha` proves the CPU has SHA-NI, SSSE3 and SSE4.1.
+            None => unsafe { compress_blocks::<Sha1Ni>(state, blocks) },
+        }
     }
 }
 
@@ -520,5 +734,53 @@ impl Compress<Sha512> for ShaNiCompress {
     #[inline]
     fn compress(&self, state: &mut [u64; 8], blocks: &[[u8; 128]]) {
         self.sha512.compress(state, blocks);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::test_rng::SplitMix64;
+    use super::*;
+
+    /// The SHA-NI compressor with SHA-1's AVX-512VL schedule on, whatever
+    /// the per-CPU table chooses here; `None` (with a message) where the
+    /// CPU lacks it.
+    fn with_vl_schedule(what: &str) -> Option<ShaNiCompress> {
+        let sha = ShaNi::detect();
+        let avx = super::super::ShaNiAvx::detect();
+        let vaes = super::super::Vaes512::detect();
+        let (Some(sha), Some(avx), Some(vaes)) = (sha, avx, vaes) else {
+            eprintln!("SKIPPED: {what} (CPU lacks SHA-NI, AVX or AVX-512F/BW/VL)");
+            return None;
+        };
+        Some(ShaNiCompress {
+            sha,
+            avx: Some(avx),
+            sha512: super::super::sha512::Sha512Kernel::Crate,
+            sha1_vl: Some(super::super::ShaNiAvx512::new(avx, vaes)),
+        })
+    }
+
+    /// SHA-1 on the AVX-512VL schedule against the `sha1` crate: every
+    /// word of the schedule feeds the state, so a wrong lane of
+    /// `VlSchedule::words` (the fourth word, from the first) or a wrong E
+    /// changes the result.
+    #[test]
+    fn sha1_avx512_schedule_matches_crate() {
+        let Some(c) = with_vl_schedule("SHA-1 on the AVX-512VL schedule") else {
+            return;
+        };
+        assert!(c.sha1_name().contains("AVX-512VL"));
+        let mut rng = SplitMix64(0x5a1_0512);
+        let mut inputs = vec![[0u8; 64], [0xff; 64], [0x80; 64], [0x01; 64]];
+        inputs.push(core::array::from_fn(|i| i as u8));
+        // One bit in each word in turn: each schedule lane on its own.
+        for bit in 0..64 * 8 {
+            let mut b = [0u8; 64];
+            b[bit / 8] = 1 << (bit % 8);
+            inputs.push(b);
+        }
+        inputs.extend(rng.blocks(2000));
+        super::super::sha_avx2::tests::sha1_against_crate(&c, &inputs, &mut rng);
     }
 }

@@ -504,7 +504,7 @@ impl Compress<Sha512> for Avx2Compress {
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use super::super::test_rng::SplitMix64;
     use super::*;
     use hmac::{Hmac, KeyInit, Mac};
@@ -536,6 +536,17 @@ mod tests {
         let mut rng = SplitMix64(0x5a1_0001);
         let mut inputs = special_blocks();
         inputs.extend(rng.blocks(2000));
+        sha1_against_crate(&c, &inputs, &mut rng);
+    }
+
+    /// `c`'s SHA-1 compression against the `sha1` crate's: each of
+    /// `inputs` alone (from the initial state or a random one), then runs of
+    /// random blocks up to 256 long.
+    pub(in super::super) fn sha1_against_crate(
+        c: &impl Compress<Sha1>,
+        inputs: &[[u8; 64]],
+        rng: &mut SplitMix64,
+    ) {
         for (i, block) in inputs.iter().enumerate() {
             let state: [u32; 5] = if i % 3 == 0 {
                 <Sha1 as HashFunction>::INITIAL_STATE
@@ -543,15 +554,15 @@ mod tests {
                 core::array::from_fn(|_| rng.next() as u32)
             };
             let (mut ours, mut theirs) = (state, state);
-            Compress::<Sha1>::compress(&c, &mut ours, core::slice::from_ref(block));
+            c.compress(&mut ours, core::slice::from_ref(block));
             sha1::block_api::compress(&mut theirs, core::slice::from_ref(block));
             assert_eq!(ours, theirs, "block {i}, state {state:08x?}");
         }
-        for n in [0, 1, 2, 3, 7, 16, 65] {
+        for n in [0, 1, 2, 3, 7, 16, 65, 256] {
             let blocks = rng.blocks(n);
             let state: [u32; 5] = core::array::from_fn(|_| rng.next() as u32);
             let (mut ours, mut theirs) = (state, state);
-            Compress::<Sha1>::compress(&c, &mut ours, &blocks);
+            c.compress(&mut ours, &blocks);
             sha1::block_api::compress(&mut theirs, &blocks);
             assert_eq!(ours, theirs, "{n} blocks");
         }

@@ -21,10 +21,10 @@
 use core::arch::x86_64::*;
 
 use super::aes::{AesNiKey, Schedule, encrypt_run, load_keys};
-use super::sha::{HashKernel, Sha1Ni, Sha256Ni, ShaNiCompress};
+use super::sha::{HashKernel, Sha1Ni, Sha1NiVl, Sha256Ni, ShaNiCompress};
 use super::sha_avx2::{Avx2Compress, Sha1Avx2, Sha256Avx2};
 use super::sha512::{Sha384Avx2, Sha384Avx512, Sha384Scalar, Sha512Kernel, Sha512Of};
-use super::{Avx2, Avx512Bmi, ShaNi, ShaNiAvx, block, block_mut, load, store};
+use super::{Avx2, Avx512Bmi, ShaNi, ShaNiAvx, ShaNiAvx512, block, block_mut, load, store};
 use crate::backends::{AesKey, DecryptAbsorb, EtmJob, decrypt_then_absorb, pad};
 use crate::primitives::hash::{Compress, Engine, HashFunction, Sha1, Sha256, Sha384, Sha512};
 use crate::primitives::hmac::HmacStates;
@@ -147,6 +147,11 @@ isa!(
 isa!(
     ShaNiAvx,
     "aes,sha,avx,sse2,ssse3,sse4.1",
+    "avx512f,avx512bw,avx512vl,vaes,aes,sha,avx,sse2,ssse3,sse4.1"
+);
+isa!(
+    ShaNiAvx512,
+    "aes,sha,avx,avx512f,avx512vl,sse2,ssse3,sse4.1",
     "avx512f,avx512bw,avx512vl,vaes,aes,sha,avx,sse2,ssse3,sse4.1"
 );
 isa!(
@@ -747,9 +752,9 @@ macro_rules! decrypt_absorb_with {
 }
 
 /// `DecryptAbsorb` for the SHA-NI compressor: with VEX encodings where the
-/// CPU has AVX.
+/// CPU has AVX, and for SHA-1 on [`Sha1NiVl`] where the CPU table says.
 macro_rules! decrypt_absorb_sha_ni {
-    ($hash:ty, $kernel:ident) => {
+    ($hash:ty, $kernel:ident $(, $vl:ident)?) => {
         impl DecryptAbsorb<$hash> for ShaNiCompress {
             fn decrypt_absorb(
                 &self,
@@ -761,6 +766,11 @@ macro_rules! decrypt_absorb_sha_ni {
                 hash_len: usize,
             ) {
                 let (r, e, h, n) = (region, engine, header, hash_len);
+                $(
+                    if let Some(t) = self.sha1_vl {
+                        return decrypt_absorb::<$vl, _>(self, t, aes, iv, r, e, h, n);
+                    }
+                )?
                 match self.avx {
                     Some(t) => decrypt_absorb::<$kernel<ShaNiAvx>, _>(self, t, aes, iv, r, e, h, n),
                     None => {
@@ -772,7 +782,7 @@ macro_rules! decrypt_absorb_sha_ni {
     };
 }
 
-decrypt_absorb_sha_ni!(Sha1, Sha1Ni);
+decrypt_absorb_sha_ni!(Sha1, Sha1Ni, Sha1NiVl);
 decrypt_absorb_sha_ni!(Sha256, Sha256Ni);
 decrypt_absorb_with!(Avx2Compress, Sha1, |c| Sha1Avx2, c.avx2);
 decrypt_absorb_with!(Avx2Compress, Sha256, |c| Sha256Avx2, c.avx2);

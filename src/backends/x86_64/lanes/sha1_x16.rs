@@ -435,11 +435,12 @@ pub(super) mod tests {
             eprintln!("SKIPPED: {what} (CPU lacks SHA-NI)");
             return None;
         };
-        Some(super::super::super::sha::ShaNiCompress {
+        Some(super::super::super::sha::ShaNiCompress::new(
             sha,
-            avx: super::super::super::ShaNiAvx::detect(),
-            sha512: super::super::super::sha512::Sha512Kernel::Crate,
-        })
+            super::super::super::ShaNiAvx::detect(),
+            None,
+            super::super::super::sha512::Sha512Kernel::Crate,
+        ))
     }
 
     /// Prints the throughput of sixteen lanes of 16 KiB against sixteen
