@@ -55,7 +55,7 @@ fn cpu_bits() -> u32 {
 /// | CPU (CPUID vendor, family, model) | MAC-then-encrypt open, public prefix | SHA-384/512 (where AVX-512 is allowed) | SHA-1/SHA-256 batches of 3 jobs up to the lane kernels' crossover | the SHA-1/SHA-256 lane kernels (AVX-512) | stitched seal lanes (SHA-1: `STITCHED_SHA1`; SHA-256: `STITCHED_SHA256`) |
 /// |---|---|---|---|---|---|
 /// | AMD family 0x17, models 0x30 and up (Zen 2: no AVX-512) | SHA-1/SHA-256: AES-NI decryption fused with SHA-NI; SHA-384: the decryption beside the rounds of the SHA-512 pair loop (see below; model 0x31: AES-256-CBC-SHA384 open at 16 KiB 1.00-1.05x OpenSSL, decrypted then hashed 0.94-0.97x, fused with the one-block kernel 0.72-0.75x) | (no AVX-512) AVX2 schedule, BMI2 rounds, two-block loop rolled (see below; model 0x31: SHA-384 at 16 KiB 0.96-1.03x OpenSSL, unrolled 0.83-0.85x) | in lanes: eight AES-NI CBC lanes, hashed two streams at a time on SHA-NI, SHA-1 eight AVX2 lanes at a time from 7 busy lanes (see below; model 0x31: 4 x 16 KiB seal 1.28x one by one for SHA-1, 1.35x for SHA-256; open 1.20-1.22x and 1.30-1.32x) | (no AVX-512) | (no AVX-512) |
-/// | AMD family 0x19, models 0x00-0x0F and 0x20-0x5F (Zen 3: no AVX-512) | SHA-1/SHA-256: AES-NI decryption fused with SHA-NI; SHA-384: the whole prefix decrypted, then hashed (see below) | (no AVX-512) AVX2 schedule, BMI2 rounds, two-block loop (model 1: SHA-384 at 16 KiB 0.81-0.95x OpenSSL, one block at a time 0.69-0.72x) | in lanes: eight AES-NI CBC lanes, hashed two streams at a time on SHA-NI (model 1: two streams hash 1.80x as fast as one for SHA-1, 1.59x for SHA-256) | (no AVX-512) | (no AVX-512) |
+/// | AMD family 0x19, models 0x00-0x0F and 0x20-0x5F (Zen 3: no AVX-512) | SHA-1/SHA-256: AES-NI decryption fused with SHA-NI; SHA-384: AES-NI decryption beside the rounds of the SHA-512 pair loop, as on Zen 2 (model 1: AES-256-CBC-SHA384 open at 16 KiB 1.05x OpenSSL, decrypted then hashed 0.91x; see below) | (no AVX-512) AVX2 schedule, BMI2 rounds, two-block loop rolled, from two blocks (model 1: HMAC-SHA384 at 16 KiB / 1 KiB / 256 B 0.99x / 1.00x / 1.03x OpenSSL, unrolled from eight blocks 0.87x / 0.90x / 0.94x; see below) | in lanes: eight AES-NI CBC lanes, hashed two streams at a time on SHA-NI (model 1: two streams hash 1.80x as fast as one for SHA-1, 1.59x for SHA-256) | (no AVX-512) | (no AVX-512) |
 /// | AMD family 0x19, other models (Zen 4) | VAES-512 decryption fused with SHA-NI | AVX-512VL schedule and split rounds (6-7% faster than AVX2 there, the split rounds about 5% more), one block at a time (see below) | in lanes, hashed two streams at a time on SHA-NI (model 0x11: two streams hash 1.75x as fast as one for SHA-1, 1.62x for SHA-256) | from 5 busy lanes (SHA-1) and 14 (SHA-256): 512-bit instructions run as two halves (see below) | from 3 records (model 0x11: three of 16 KiB 1.35x one by one, four of 16 KiB 1.73x against 1.44x for two SHA-NI streams, four of 768 bytes 1.18x); SHA-256 two lanes at a time on SHA-NI, 3 to 6 records (see below) |
 /// | AMD family 0x1A (Zen 5) and later | VAES-512 decryption fused with SHA-NI; SHA-384: AES-NI decryption beside the rounds of the SHA-512 pair loop, as on Zen 2 (not measured there; see below) | AVX2 schedule, BMI2 rounds (SHA-384 at 16 KiB: 1.06 GB/s against 0.75-0.77 GB/s for the AVX-512VL kernel), two-block loop rolled (not measured there; see below) | in lanes, hashed two streams at a time on SHA-NI (model 2: two streams hash 1.8x as fast as one for SHA-1, 1.5x for SHA-256) | from the sixteen-lane crossover (not measured there) | from 5 records (not measured there) |
 /// | Intel | SHA-1/SHA-256: AES-NI decryption fused with SHA-NI; SHA-384: the whole prefix decrypted, then hashed (see below) | AVX-512VL schedule and split rounds (family 6 model 0xCF: SHA-384 at 16 KiB 0.94x OpenSSL against 0.84x for AVX2, medians of 6 alternating runs; model 0xA7: 0.98-1.01x against 0.98-1.03x, a tie); model 0xCF hashes runs of four blocks or more four at a time, their schedules in zmm registers (see below; HMAC-SHA384 at 16 KiB 1.03x OpenSSL, the two-block loop 0.98x) | one record at a time (family 6 models 0xCF and 0xA7: two streams hash only 1.2x as fast as one, less than the stitched single seal gains) | from 4 busy lanes (SHA-1) and 6 (SHA-256) on the eight-lane kernels (model 0xA7: an eight-lane call costs 0.67-0.71 of a sixteen-lane one; see below) | from 3 records (model 0xA7) |
@@ -67,14 +67,17 @@ fn cpu_bits() -> u32 {
 /// 0.81-0.90x (family 0x19 model 1, 3 alternating runs each, the hash
 /// kernel alone 0.81-0.95x); on Zen 2 (family 0x17 model 0x31, the pair
 /// loop rolled) at 0.72-0.75x fused and 0.84-0.91x unfused (0.92-0.95x
-/// with the loop's sums buffer zeroed once per call). There the open now
-/// decrypts beside the pair loop (`sha384_open_pairs`): the loop's second
+/// with the loop's sums buffer zeroed once per call). There, and now on
+/// Zen 3, the open decrypts beside the pair loop (`sha384_open_pairs`): the loop's second
 /// block of each pair leaves the AES units idle, and the next 256 bytes
 /// decrypt there, an AES round after each hash round. Against OpenSSL at
 /// 16 KiB / 1 KiB (model 0x31, builds with and without it run in turn)
 /// 1.00-1.05x / 0.96-1.00x, decrypted then hashed 0.94-0.97x /
-/// 0.85-0.92x. Not measured on Zen 3 and Intel, which keep
-/// decrypt-then-hash. On Intel family 6 model 0xA7 the fused open ran at
+/// 0.85-0.92x. On Zen 3 (family 0x19 model 1, the builds before and
+/// after run in alternating processes, medians of 5 runs) 1.05x / 0.95x
+/// / 1.00x at 16 KiB / 1 KiB / 256 B, against 0.91x / 0.84x / 0.95x
+/// decrypted then hashed with the unrolled loop. Not
+/// measured on Intel, which keeps decrypt-then-hash. On Intel family 6 model 0xA7 the fused open ran at
 /// 0.94-0.96x OpenSSL at 16 KiB, unfused at 1.01-1.04x (4 alternating
 /// runs each; equal at 1 KiB and 256 B): AES-NI and the AVX-512 SHA-512
 /// rounds there share a vector port. SHA-1 and SHA-256 gain from the
@@ -120,8 +123,23 @@ fn cpu_bits() -> u32 {
 /// 0.83-0.85x unrolled, at 1 KiB 0.98x against 0.93-0.97x (3 alternating
 /// runs each); with the rolled loop's sums buffer zeroed once per call
 /// instead of once per pair, 0.96-1.03x at 16 KiB and 0.99-1.02x at 1
-/// KiB. Zen 1 (family 0x17 below model 0x30) was not measured and keeps
-/// the defaults. Intel family 6 model 0xCF runs the loop rolled too (its
+/// KiB. Zen 3 runs the loop rolled too, and from two blocks on
+/// (`sha512_short_pairs`, where the other CPUs start at eight): runs of
+/// two to seven blocks, the SHA-384 open's last prefix blocks after its
+/// pairs with decryption beside, and the secret-length finish of the MAC
+/// (`ct_digest`), two blocks a call. On family 0x19 model 1, over 128
+/// blocks, a block took 171 ns rolled, 187 ns unrolled and 195 ns on the
+/// one-block AVX2 kernel (medians of 301 alternating rounds of
+/// `timing_of_the_bulk_loops`, two runs alike); at runs of two and of
+/// eight blocks the rolled loop took 0.80x and 0.78x the one-block
+/// kernel's time. Against OpenSSL (medians of 5 alternating runs, the
+/// builds before and after, the unrolled loop from eight blocks in
+/// brackets) HMAC-SHA384 ran at 0.99x / 1.00x / 1.03x at 16 KiB / 1 KiB /
+/// 256 B (0.87x / 0.90x / 0.94x), and Zen 2's row, the rolled loop from
+/// eight blocks, at 0.98x / 1.00x / 0.94x in the same runs; its open at
+/// 1.06x / 0.91x / 0.96x against Zen 3's 1.05x / 0.95x / 1.00x. Zen 1
+/// (family 0x17 below model 0x30) was not measured and keeps the
+/// defaults. Intel family 6 model 0xCF runs the loop rolled too (its
 /// decoded-instruction cache also holds 4,096 operations): 16 KiB of
 /// SHA-512 took 2-13% less time per block rolled than unrolled over 6
 /// runs of `timing_of_the_bulk_loops` (medians of 301 alternating rounds,
@@ -337,6 +355,11 @@ pub(crate) struct Tuning {
     /// AVX-512VL rotates beside the SHA-NI rounds (`sha::Sha1NiVl`; else
     /// SHA-NI throughout).
     pub(crate) sha1_avx512_schedule: bool,
+    /// On the AVX2 SHA-512 kernel, take the pair loop from two blocks
+    /// (`sha512::SHORT_PAIRS_FROM`; else from `sha512::PAIRS_FROM`): short
+    /// messages, the SHA-384 open's last prefix blocks, and the MAC's
+    /// secret-length finish two blocks a call (else one block at a time).
+    pub(crate) sha512_short_pairs: bool,
 }
 
 /// [`Tuning::get`]'s choices as bits: 0 before CPUID is read; else 1 |
@@ -345,7 +368,8 @@ pub(crate) struct Tuning {
 /// sha512_pairs_avx512 << 7 | halved_512 << 8 | stitched_sha1 << 9 |
 /// stitched_ni_pairs << 10 | sha512_pairs_rolled << 11 |
 /// sha384_open_pairs << 12 | avx2_sha1_lanes << 13 | avx2_sha512_lanes << 14
-/// | pair_tails << 15 | sha512_quads << 16 | sha1_avx512_schedule << 17.
+/// | pair_tails << 15 | sha512_quads << 16 | sha1_avx512_schedule << 17 |
+/// sha512_short_pairs << 18.
 static CACHE: core::sync::atomic::AtomicU32 = core::sync::atomic::AtomicU32::new(0);
 
 impl Tuning {
@@ -377,6 +401,7 @@ impl Tuning {
             pair_tails: bits & 32768 != 0,
             sha512_quads: bits & 65536 != 0,
             sha1_avx512_schedule: bits & 131072 != 0,
+            sha512_short_pairs: bits & 262144 != 0,
         }
     }
 
@@ -408,7 +433,8 @@ impl Tuning {
             | u32::from(t.avx2_sha512_lanes) << 14
             | u32::from(t.pair_tails) << 15
             | u32::from(t.sha512_quads) << 16
-            | u32::from(t.sha1_avx512_schedule) << 17;
+            | u32::from(t.sha1_avx512_schedule) << 17
+            | u32::from(t.sha512_short_pairs) << 18;
         CACHE.store(bits, core::sync::atomic::Ordering::Relaxed);
         bits
     }
@@ -435,13 +461,14 @@ impl Tuning {
             halved_512: zen4,
             stitched_sha1: intel || zen4,
             stitched_ni_pairs: zen4 || zen2,
-            sha512_pairs_rolled: zen2 || zen5 || (intel && family == 6 && model == 0xcf),
-            sha384_open_pairs: zen2 || zen5,
+            sha512_pairs_rolled: zen2 || zen3 || zen5 || (intel && family == 6 && model == 0xcf),
+            sha384_open_pairs: zen2 || zen3 || zen5,
             avx2_sha1_lanes: zen2,
             avx2_sha512_lanes: zen2,
             pair_tails: zen2,
             sha512_quads: intel && family == 6 && model == 0xcf,
             sha1_avx512_schedule: intel && family == 6 && model == 0xcf,
+            sha512_short_pairs: zen3,
         }
     }
 
@@ -799,27 +826,28 @@ mod tests {
                 t.pair_tails,
                 t.sha512_quads,
                 t.sha1_avx512_schedule,
+                t.sha512_short_pairs,
             ]
         };
         let zen2 = [
             true, true, true, true, false, false, false, false, false, true, true, true, true,
-            true, true, false, false,
+            true, true, false, false, false,
         ];
         let zen3 = [
-            true, true, true, true, false, false, true, false, false, false, false, false, false,
-            false, false, false, false,
+            true, true, true, true, false, false, true, false, false, false, true, true, false,
+            false, false, false, false, true,
         ];
         let zen4 = [
             true, true, true, true, true, false, false, true, true, true, false, false, false,
-            false, false, false, false,
+            false, false, false, false, false,
         ];
         let zen5 = [
             true, false, true, true, true, false, false, false, false, false, true, true, false,
-            false, false, false, false,
+            false, false, false, false, false,
         ];
         let intel = [
             false, true, false, true, false, true, true, false, true, false, false, false, false,
-            false, false, false, false,
+            false, false, false, false, false,
         ];
         // Model 0xCF runs the SHA-512 pair loop rolled, the four-block loop
         // from four blocks, and SHA-1's schedule on AVX-512VL.
@@ -829,11 +857,11 @@ mod tests {
         intel_cf[16] = true;
         let other = [
             false, true, false, true, true, false, true, false, false, false, false, false, false,
-            false, false, false, false,
+            false, false, false, false, false,
         ];
         let zen1 = [
             true, true, false, true, true, false, false, false, false, false, false, false, false,
-            false, false, false, false,
+            false, false, false, false, false,
         ];
         // Zen 2: Rome, Renoir, Matisse; Zen 1 and Zen+ keep the defaults.
         for model in [0x31, 0x60, 0x71] {

@@ -43,25 +43,24 @@ pub(crate) fn decrypt_hash(
         AesKey::AesNi(key) | AesKey::Vaes512(super::vaes::Vaes512Key { key, .. }) => key,
         AesKey::Portable(_) => return None,
     };
-    let _ = token;
     let (r, s, h, n) = (region, state, header, hash_len);
     Some(match (key, layout) {
         // SAFETY: the key's token proves AES-NI, `token` AVX2, BMI1,
         // BMI2, SSSE3 and SSE4.1: the features `prefix` enables.
         (AesNiKey::Aes128(k, _), Layout::Rolled) => unsafe {
-            prefix::<11, true>(&k.dec, iv, r, s, h, n)
+            prefix::<11, true>(token, &k.dec, iv, r, s, h, n)
         },
         // SAFETY: as above.
         (AesNiKey::Aes128(k, _), Layout::Unrolled) => unsafe {
-            prefix::<11, false>(&k.dec, iv, r, s, h, n)
+            prefix::<11, false>(token, &k.dec, iv, r, s, h, n)
         },
         // SAFETY: as above.
         (AesNiKey::Aes256(k, _), Layout::Rolled) => unsafe {
-            prefix::<15, true>(&k.dec, iv, r, s, h, n)
+            prefix::<15, true>(token, &k.dec, iv, r, s, h, n)
         },
         // SAFETY: as above.
         (AesNiKey::Aes256(k, _), Layout::Unrolled) => unsafe {
-            prefix::<15, false>(&k.dec, iv, r, s, h, n)
+            prefix::<15, false>(token, &k.dec, iv, r, s, h, n)
         },
     })
 }
@@ -70,6 +69,7 @@ pub(crate) fn decrypt_hash(
 /// `ROLLED`.
 #[target_feature(enable = "aes,avx2,bmi1,bmi2,ssse3,sse4.1")]
 fn prefix<const N: usize, const ROLLED: bool>(
+    token: Avx2,
     dec: &Schedule<N>,
     iv: &[u8; 16],
     region: &mut [u8],
@@ -126,8 +126,11 @@ fn prefix<const N: usize, const ROLLED: bool>(
         b = 1;
     }
     if b < full {
+        // Through the bulk entry point, which takes the pair loop (with
+        // nothing beside) where two blocks are worth it on this CPU
+        // (`Tuning::sha512_short_pairs`).
         let (blocks, _) = region[128 * b - 13..128 * full - 13].as_chunks::<128>();
-        regs = compress(regs, blocks);
+        super::sha512::compress512_avx2(token, &mut regs, blocks);
     }
     regs
 }

@@ -10,7 +10,8 @@
 //! do no schedule work at all. The integer rounds and the vector schedule
 //! share the execution ports on Intel cores, so halving the schedule's
 //! instructions per block speeds up the rounds too. An odd last block goes
-//! through the one-block kernel. Used from `sha512::PAIRS_FROM` blocks on:
+//! through the one-block kernel. Used from `sha512::PAIRS_FROM` blocks on
+//! (from two on the CPUs whose `Tuning` asks for `sha512_short_pairs`):
 //! on Intel Xeon family 6 model 0xCF, 2-7% faster than the AVX-512 kernel's
 //! one-block loop and 7-10% faster than the AVX2 one's, at 8 to 128 blocks.
 //! The rounds ([`rounds16_with`]) serve the four-block loop of
@@ -113,7 +114,8 @@ pub(crate) enum Layout {
 }
 
 /// Two blocks' compressions into `state`, with schedule `S`, in the code
-/// layout `ROLLED` picks ([`Layout::Rolled`] when true).
+/// layout `ROLLED` picks ([`Layout::Rolled`] when true): the state after
+/// block one, then after block two.
 ///
 /// `kept` is a sums buffer the caller keeps from pair to pair; without
 /// one, the pair zeroes its own (see below). With `BESIDE`, `beside` runs
@@ -130,7 +132,7 @@ unsafe fn compress_pair<S: PairSchedule, const ROLLED: bool, const BESIDE: bool>
     two: &[u8; 128],
     kept: Option<&mut PairSums>,
     mut beside: impl FnMut(usize, usize),
-) -> [u64; 8] {
+) -> ([u64; 8], [u64; 8]) {
     // Reverses the bytes of each 64-bit lane.
     // SAFETY: the caller guarantees AVX2.
     let bswap = unsafe {
@@ -237,7 +239,7 @@ unsafe fn compress_pair<S: PairSchedule, const ROLLED: bool, const BESIDE: bool>
             rounds16::<S, false>(&mut w, two.add(1024), &mut x, sums, 0, none);
         }
     }
-    w.finish(mid)
+    (mid, w.finish(mid))
 }
 
 /// The runs of sixteen rounds of block two that have the caller's work
@@ -263,7 +265,7 @@ pub(crate) unsafe fn compress_pair_beside<const ROLLED: bool>(
     beside: impl FnMut(usize, usize),
 ) -> [u64; 8] {
     // SAFETY: the caller guarantees the features.
-    unsafe { compress_pair::<Avx2Pair, ROLLED, true>(state, one, two, Some(sums), beside) }
+    unsafe { compress_pair::<Avx2Pair, ROLLED, true>(state, one, two, Some(sums), beside).1 }
 }
 
 /// Both blocks' schedule for rounds 16 i + 4 g + 16 .. + 20 (pairs
@@ -543,6 +545,7 @@ macro_rules! pair_loop {
                         wk.as_mut(),
                         |_, _| {},
                     )
+                    .1
                 };
             }
             for b in pairs.remainder() {
@@ -568,6 +571,24 @@ pair_loop!(
     Sha384Avx2,
     "avx2,bmi1,bmi2,ssse3,sse4.1"
 );
+
+/// Two blocks' compressions into `state` on the pair loop (rolled when
+/// `ROLLED`), returning the state between them: for the finish of a
+/// message whose length is secret, which keeps the state after whichever
+/// block is its last (`ct_digest`).
+#[target_feature(enable = "avx2,bmi1,bmi2,ssse3,sse4.1")]
+pub(crate) fn compress_two<const ROLLED: bool>(
+    state: &mut [u64; 8],
+    one: &[u8; 128],
+    two: &[u8; 128],
+) -> [u64; 8] {
+    // SAFETY: this function enables the features of BMI and of the
+    // schedule.
+    let (mid, out) =
+        unsafe { compress_pair::<Avx2Pair, ROLLED, false>(*state, one, two, None, |_, _| {}) };
+    *state = out;
+    mid
+}
 
 /// The pair loop in `layout`.
 ///
@@ -649,6 +670,36 @@ mod tests {
                     assert_eq!(ours, portable(state, &blocks), "{name}, {n} blocks");
                 }
             }
+        }
+    }
+
+    #[test]
+    fn two_blocks_give_the_state_between_them() {
+        let Some(token) = Avx2::detect() else {
+            eprintln!("SKIPPED: SHA-512 pair of two blocks (CPU lacks AVX2/BMI2)");
+            return;
+        };
+        let kernel = super::super::sha512::Sha512Kernel::Avx2(token);
+        let mut rng = SplitMix64(15);
+        for _ in 0..200 {
+            let state: [u64; 8] = core::array::from_fn(|_| rng.next());
+            let b = rng.blocks::<128>(2);
+            let want_mid = portable(state, &b[..1]);
+            let want = portable(state, &b);
+            let (mut rolled, mut unrolled, mut chosen) = (state, state, state);
+            // SAFETY: `Avx2::detect` succeeded, so the CPU has AVX2, BMI1,
+            // BMI2, SSSE3 and SSE4.1.
+            let mids = unsafe {
+                [
+                    compress_two::<true>(&mut rolled, &b[0], &b[1]),
+                    compress_two::<false>(&mut unrolled, &b[0], &b[1]),
+                ]
+            };
+            // And as this CPU's compressor runs it.
+            let mid = kernel.compress_two(&mut chosen, &b[0], &b[1]);
+            assert_eq!(mids, [want_mid; 2]);
+            assert_eq!(mid, want_mid);
+            assert_eq!([rolled, unrolled, chosen], [want; 3]);
         }
     }
 

@@ -494,12 +494,22 @@ impl Compress<Sha384> for Avx2Compress {
     fn compress(&self, state: &mut [u64; 8], blocks: &[[u8; 128]]) {
         self.sha512.compress(state, blocks);
     }
+
+    #[inline]
+    fn compress_two(&self, state: &mut [u64; 8], one: &[u8; 128], two: &[u8; 128]) -> [u64; 8] {
+        self.sha512.compress_two(state, one, two)
+    }
 }
 
 impl Compress<Sha512> for Avx2Compress {
     #[inline]
     fn compress(&self, state: &mut [u64; 8], blocks: &[[u8; 128]]) {
         self.sha512.compress(state, blocks);
+    }
+
+    #[inline]
+    fn compress_two(&self, state: &mut [u64; 8], one: &[u8; 128], two: &[u8; 128]) -> [u64; 8] {
+        self.sha512.compress_two(state, one, two)
     }
 }
 
