@@ -159,7 +159,7 @@ pub fn run(args: &Args, backend: Backend, format: Format) -> ExitCode {
     if !args.json {
         let _ = writeln!(out, "Backend: {backend}");
         let _ = writeln!(out, "CPU: {}, {}", cpu.model, cpu.id_summary());
-        let _ = writeln!(out, "{}", crate::output::hash_kernel_line(backend));
+        let _ = writeln!(out, "{}", crate::output::kernel_line(backend));
         let _ = writeln!(
             out,
             "{}; {} alternating rounds, medians; ratio = cbc-hmac / OpenSSL EVP AES-CBC + HMAC",
@@ -213,7 +213,7 @@ fn report(
              \"cpu\":\"{}\",{},\"gb_per_s\":{:.4},\"ns_per_op\":{:.1}",
             case.title,
             cpu.id_summary(),
-            crate::output::hash_kernel_fields(backend)
+            crate::output::kernel_fields(backend)
                 .iter()
                 .map(|(k, v)| format!("\"{k}\":{v}"))
                 .collect::<Vec<_>>()

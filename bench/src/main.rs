@@ -123,7 +123,7 @@ fn run_multi(args: &Args, backend: Backend, records: usize, connections: usize) 
     if !args.json {
         let _ = writeln!(out, "Backend: {backend} (open: {})", backend.open_kernel());
         let _ = writeln!(out, "CPU: {}, {}", cpu.model, cpu.id_summary());
-        let _ = writeln!(out, "{}", output::hash_kernel_line(backend));
+        let _ = writeln!(out, "{}", output::kernel_line(backend));
         let _ = writeln!(
             out,
             "Multi-record {}, TLS 1.2 MAC-then-encrypt; {rounds} alternating rounds, \

@@ -146,7 +146,7 @@ pub fn render(rows: &[Row], page: &Page<'_>) -> String {
         info.backend,
         info.backend.feature_names(),
         info.backend.open_kernel(),
-        crate::output::hash_kernel_line(info.backend)
+        crate::output::kernel_line(info.backend)
     );
     if let Some(version) = &info.openssl_version {
         let _ = writeln!(

@@ -454,7 +454,7 @@ pub fn json_line(
         ),
         ("cpu".into(), format!("\"{}\"", cpu.replace('"', "'"))),
     ];
-    fields.extend(crate::output::hash_kernel_fields(backend));
+    fields.extend(crate::output::kernel_fields(backend));
     fields.extend([
         ("rounds".into(), f.per_round[0].len().to_string()),
         ("gb_per_s".into(), format!("{ours:.4}")),

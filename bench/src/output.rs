@@ -78,22 +78,31 @@ const HASH_KERNELS: [(&str, &str, MacAlgorithm); 3] = [
     ("SHA-384/512", "sha512_kernel", MacAlgorithm::HmacSha384),
 ];
 
-/// `Hash kernels: SHA-1 SHA-NI; SHA-256 SHA-NI; SHA-384/512 ...`: what
-/// `backend` hashes with on this CPU, for text headers.
-pub fn hash_kernel_line(backend: Backend) -> String {
+/// `Hash kernels: SHA-1 SHA-NI; ...; SHA-384/512 ...; CBC decryption: ...`:
+/// what `backend` hashes and decrypts with on this CPU, for text headers.
+pub fn kernel_line(backend: Backend) -> String {
     let kernels: Vec<String> = HASH_KERNELS
         .iter()
         .map(|&(hash, _, mac)| format!("{hash} {}", backend.hash_kernel(mac)))
         .collect();
-    format!("Hash kernels: {}", kernels.join("; "))
+    format!(
+        "Hash kernels: {}; CBC decryption: {}",
+        kernels.join("; "),
+        backend.cbc_decrypt_kernel()
+    )
 }
 
 /// The same as JSON members (`"sha1_kernel":"SHA-NI",...`), keys first.
-pub fn hash_kernel_fields(backend: Backend) -> Vec<(String, String)> {
-    HASH_KERNELS
+pub fn kernel_fields(backend: Backend) -> Vec<(String, String)> {
+    let mut fields: Vec<(String, String)> = HASH_KERNELS
         .iter()
         .map(|&(_, key, mac)| (key.to_string(), json_string(backend.hash_kernel(mac))))
-        .collect()
+        .collect();
+    fields.push((
+        "cbc_decrypt_kernel".into(),
+        json_string(backend.cbc_decrypt_kernel()),
+    ));
+    fields
 }
 
 /// Writes rows to `out` as text or JSON lines.
@@ -128,7 +137,7 @@ impl<W: Write> Reporter<W> {
             self.info.backend.open_kernel()
         )?;
         writeln!(self.out, "CPU: {}", self.info.cpu)?;
-        writeln!(self.out, "{}", hash_kernel_line(self.info.backend))?;
+        writeln!(self.out, "{}", kernel_line(self.info.backend))?;
         let plan = &self.info.plan;
         if plan.threads > 1 {
             writeln!(
@@ -264,7 +273,7 @@ fn json_line(row: &Row, info: &RunInfo) -> String {
     .into_iter()
     .map(|(k, v)| (k.to_string(), v))
     .collect();
-    fields.extend(hash_kernel_fields(info.backend));
+    fields.extend(kernel_fields(info.backend));
     fields.push(("threads".into(), info.plan.threads.to_string()));
     let add = |fields: &mut Vec<(String, String)>, prefix: &str, f: &Figures| {
         let m: Measurement = f.total();
@@ -471,7 +480,7 @@ mod tests {
         assert_eq!(
             lines[2],
             "Hash kernels: SHA-1 the sha1 crate; SHA-256 the sha2 crate; \
-             SHA-384/512 the sha2 crate"
+             SHA-384/512 the sha2 crate; CBC decryption: the aes/cbc crates"
         );
         assert_eq!(
             lines[3],
@@ -496,12 +505,14 @@ mod tests {
                 "{{\"section\":\"combination\",\"name\":\"AES-128-CBC-SHA1\",\"direction\":\"seal\",\
                  \"payload\":16,\"backend\":\"portable\",\"cpu\":{cpu},\"open_kernel\":{open},\
                  \"sha1_kernel\":\"the sha1 crate\",\"sha256_kernel\":\"the sha2 crate\",\
-                 \"sha512_kernel\":\"the sha2 crate\",\"threads\":1,\
+                 \"sha512_kernel\":\"the sha2 crate\",\
+                 \"cbc_decrypt_kernel\":\"the aes/cbc crates\",\"threads\":1,\
                  \"bytes\":16000,\"seconds\":0.500000,\"gb_per_s\":0.000032,\"ops\":1000}}\n\
                  {{\"section\":\"mac\",\"name\":\"HMAC-SHA1\",\"direction\":\"mac\",\
                  \"payload\":16,\"backend\":\"portable\",\"cpu\":{cpu},\"open_kernel\":{open},\
                  \"sha1_kernel\":\"the sha1 crate\",\"sha256_kernel\":\"the sha2 crate\",\
-                 \"sha512_kernel\":\"the sha2 crate\",\"threads\":1,\
+                 \"sha512_kernel\":\"the sha2 crate\",\
+                 \"cbc_decrypt_kernel\":\"the aes/cbc crates\",\"threads\":1,\
                  \"bytes\":16000,\"seconds\":0.500000,\"gb_per_s\":0.000032,\"ops\":1000}}\n"
             )
         );

@@ -352,6 +352,7 @@ mod lanes {
     };
     use crate::backends::x86_64::sha::ShaNiCompress;
     use crate::backends::x86_64::sha_avx2::Avx2Compress;
+    use crate::backends::x86_64::vaes::VaesKey;
     use crate::backends::x86_64::{Avx2, ShaNi, Vaes512};
     use crate::backends::{AesKey, Compressor, with_compressor};
     use crate::primitives::ct_digest::SecretLenPlan;
@@ -1082,7 +1083,9 @@ mod lanes {
                 AesKey::Vaes512(k) => (&k.key, Cbc::Vaes(k.token())),
                 // Two-stream hashing needs SHA-NI, which the SHA-NI
                 // compressor proves allowed.
-                AesKey::AesNi(k) if matches!(mac.compressor(), Compressor::ShaNi(_)) => {
+                AesKey::AesNi(k) | AesKey::Vaes256(VaesKey { key: k, .. })
+                    if matches!(mac.compressor(), Compressor::ShaNi(_)) =>
+                {
                     let (AesNiKey::Aes128(_, t) | AesNiKey::Aes256(_, t)) = k;
                     (k, Cbc::AesNi(*t))
                 }
@@ -1127,7 +1130,7 @@ mod lanes {
     fn aes_ni_key(aes: &AesKey) -> &AesNiKey {
         match aes {
             AesKey::Vaes512(k) => &k.key,
-            AesKey::AesNi(k) => k,
+            AesKey::AesNi(k) | AesKey::Vaes256(VaesKey { key: k, .. }) => k,
             AesKey::Portable(_) => unreachable!("checked by Kind"),
         }
     }

@@ -193,6 +193,33 @@ impl Backend {
         }
     }
 
+    /// The kernel that runs this backend's CBC decryption (the cipher
+    /// alone, and the encrypt-then-MAC opens: SSH `-etm`, ESP, JOSE) on
+    /// this CPU and under `CBC_HMAC_CPUID_OVERRIDE`. Where the CPU has VAES
+    /// but AVX-512 is absent or masked, the AES-NI backends other than
+    /// [`Backend::AesNi`] decrypt on ymm registers; [`Backend::AesNi`]
+    /// stays on AES-NI alone.
+    ///
+    /// ```
+    /// use cbc_hmac::Backend;
+    ///
+    /// assert_eq!(Backend::Portable.cbc_decrypt_kernel(), "the aes/cbc crates");
+    /// ```
+    pub fn cbc_decrypt_kernel(self) -> &'static str {
+        match self {
+            Backend::Vaes512ShaNi => "VAES-512, sixteen blocks at a time",
+            Backend::AesNiShaNi | Backend::AesNiAvx2 => {
+                #[cfg(target_arch = "x86_64")]
+                if x86_64::Vaes256::allowed().is_some() {
+                    return "VAES-256, sixteen blocks at a time";
+                }
+                "AES-NI, eight blocks at a time"
+            }
+            Backend::AesNi => "AES-NI, eight blocks at a time",
+            Backend::Portable => "the aes/cbc crates",
+        }
+    }
+
     /// Whether this backend can run here (the CPU has its features and
     /// `CBC_HMAC_CPUID_OVERRIDE` allows them).
     pub fn is_available(self) -> bool {
@@ -257,6 +284,10 @@ pub(crate) enum AesKey {
     AesNi(x86_64::aes::AesNiKey),
     #[cfg(target_arch = "x86_64")]
     Vaes512(x86_64::vaes::Vaes512Key),
+    /// AES-NI, with CBC decryption on VAES ymm kernels (CPUs with VAES and
+    /// no AVX-512, or AVX-512 masked off).
+    #[cfg(target_arch = "x86_64")]
+    Vaes256(x86_64::vaes::Vaes256Key),
 }
 
 impl AesKey {
@@ -264,15 +295,26 @@ impl AesKey {
     pub(crate) fn new(backend: Backend, cipher: Cipher, key: &[u8]) -> Self {
         #[cfg(target_arch = "x86_64")]
         {
-            use x86_64::{AesNi, Vaes512, aes::AesNiKey, vaes::Vaes512Key};
+            use x86_64::{AesNi, Vaes256, Vaes512, aes::AesNiKey, vaes::VaesKey};
             match backend {
                 Backend::Vaes512ShaNi => {
                     if let Some(t) = Vaes512::detect() {
                         let k = AesNiKey::new(t.aes_ni(), cipher, key);
-                        return AesKey::Vaes512(Vaes512Key::new(t, k));
+                        return AesKey::Vaes512(VaesKey::new(t, k));
                     }
                 }
-                Backend::AesNiShaNi | Backend::AesNiAvx2 | Backend::AesNi => {
+                Backend::AesNiShaNi | Backend::AesNiAvx2 => {
+                    if let Some(t) = Vaes256::allowed() {
+                        let k = AesNiKey::new(t.aes_ni(), cipher, key);
+                        return AesKey::Vaes256(VaesKey::new(t, k));
+                    }
+                    if let Some(t) = AesNi::detect() {
+                        return AesKey::AesNi(AesNiKey::new(t, cipher, key));
+                    }
+                }
+                // Stays on AES-NI alone: the baseline the others are
+                // compared with.
+                Backend::AesNi => {
                     if let Some(t) = AesNi::detect() {
                         return AesKey::AesNi(AesNiKey::new(t, cipher, key));
                     }
@@ -295,6 +337,8 @@ impl AesKey {
             AesKey::AesNi(k) => k.encrypt_cbc(iv, blocks),
             #[cfg(target_arch = "x86_64")]
             AesKey::Vaes512(k) => k.key.encrypt_cbc(iv, blocks),
+            #[cfg(target_arch = "x86_64")]
+            AesKey::Vaes256(k) => k.key.encrypt_cbc(iv, blocks),
         }
     }
 
@@ -307,6 +351,8 @@ impl AesKey {
             AesKey::AesNi(k) => k.decrypt_cbc(iv, blocks),
             #[cfg(target_arch = "x86_64")]
             AesKey::Vaes512(k) => k.decrypt_cbc(iv, blocks),
+            #[cfg(target_arch = "x86_64")]
+            AesKey::Vaes256(k) => k.decrypt_cbc(iv, blocks),
         }
     }
 
@@ -319,6 +365,8 @@ impl AesKey {
             AesKey::AesNi(k) => k.encrypt_block(block),
             #[cfg(target_arch = "x86_64")]
             AesKey::Vaes512(k) => k.key.encrypt_block(block),
+            #[cfg(target_arch = "x86_64")]
+            AesKey::Vaes256(k) => k.key.encrypt_block(block),
         }
     }
 
@@ -340,6 +388,7 @@ impl AesKey {
             AesKey::Portable(_) => None,
             AesKey::AesNi(k) => Some(k),
             AesKey::Vaes512(k) => Some(&k.key),
+            AesKey::Vaes256(k) => Some(&k.key),
         }
     }
 }

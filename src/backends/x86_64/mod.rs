@@ -1,4 +1,4 @@
-//! The x86-64 kernels: AES-NI (and VAES-512) CBC, SHA-1/SHA-256 on SHA-NI
+//! The x86-64 kernels: AES-NI (and VAES) CBC, SHA-1/SHA-256 on SHA-NI
 //! or AVX2, SHA-512 on AVX2 or AVX-512, and the stitched seal and fused
 //! open that interleave them.
 //!
@@ -8,7 +8,7 @@
 //! optimisation barriers, and the SHA-512 rounds), and for calls from a
 //! non-feature context into a kernel, justified by a witness token: a
 //! zero-sized value ([`AesNi`], [`ShaNi`], [`ShaNiAvx`], [`ShaNiAvx512`],
-//! [`Avx2`], [`Avx512Bmi`], [`Vaes512`]) that can only be obtained from
+//! [`Avx2`], [`Avx512Bmi`], [`Vaes256`], [`Vaes512`]) that can only be obtained from
 //! run-time CPU detection, so no kernel is reachable without proof that the
 //! CPU has its instructions.
 //!
@@ -100,6 +100,11 @@ impl Avx512Bmi {
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Vaes512(());
 
+/// Proof that the CPU has AVX2, VAES and AES-NI (and the OS saves the ymm
+/// registers): VAES on ymm registers, for CPUs without AVX-512.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Vaes256(());
+
 impl AesNi {
     pub(crate) fn detect() -> Option<Self> {
         cpuid_aesni::get().then_some(AesNi(()))
@@ -120,6 +125,47 @@ impl Vaes512 {
     /// A VAES-capable CPU has AES-NI too (checked in the same detection).
     pub(crate) fn aes_ni(self) -> AesNi {
         AesNi(())
+    }
+}
+
+impl Vaes256 {
+    pub(crate) fn detect() -> Option<Self> {
+        (cpuid_avx2::get() && cpuid_aesni::get() && vaes_bit()).then_some(Vaes256(()))
+    }
+
+    /// [`Vaes256::detect`] where `CBC_HMAC_CPUID_OVERRIDE` allows AES-NI
+    /// and AVX code (bits `0x2` and `0x4`): VEX-encoded VAES counts as
+    /// both.
+    pub(crate) fn allowed() -> Option<Self> {
+        use crate::backends::cpu::{AES_NI, AVX2, enabled};
+        let needed = AES_NI | AVX2;
+        (enabled() & needed == needed).then(Self::detect).flatten()
+    }
+
+    /// A VAES-capable CPU has AES-NI too (checked in the same detection).
+    pub(crate) fn aes_ni(self) -> AesNi {
+        AesNi(())
+    }
+}
+
+/// CPUID leaf 7's VAES bit, read once. (`cpufeatures` ties VAES to the
+/// zmm state, which CPUs without AVX-512 lack; the ymm state it needs here
+/// comes with the AVX2 check.)
+fn vaes_bit() -> bool {
+    use core::sync::atomic::{AtomicU8, Ordering::Relaxed};
+    static VAES: AtomicU8 = AtomicU8::new(0);
+    match VAES.load(Relaxed) {
+        1 => false,
+        2 => true,
+        _ => {
+            use core::arch::x86_64::{__cpuid, __cpuid_count};
+            // SAFETY: CPUID exists on every x86-64 CPU; leaf 7 is read only
+            // where leaf 0 says it exists.
+            #[allow(unused_unsafe)]
+            let has = unsafe { __cpuid(0).eax >= 7 && __cpuid_count(7, 0).ecx & (1 << 9) != 0 };
+            VAES.store(1 + u8::from(has), Relaxed);
+            has
+        }
     }
 }
 

@@ -24,6 +24,7 @@ use super::aes::{AesNiKey, Schedule, encrypt_run, load_keys};
 use super::sha::{HashKernel, Sha1Ni, Sha1NiVl, Sha256Ni, ShaNiCompress};
 use super::sha_avx2::{Avx2Compress, Sha1Avx2, Sha256Avx2};
 use super::sha512::{Sha384Avx2, Sha384Avx512, Sha384Scalar, Sha512Kernel, Sha512Of};
+use super::vaes::VaesKey;
 use super::{Avx2, Avx512Bmi, ShaNi, ShaNiAvx, ShaNiAvx512, block, block_mut, load, store};
 use crate::backends::{AesKey, DecryptAbsorb, EtmJob, decrypt_then_absorb, pad};
 use crate::primitives::hash::{Compress, Engine, HashFunction, Sha1, Sha256, Sha384, Sha512};
@@ -871,7 +872,9 @@ pub(crate) fn decrypt_absorb<K: HashKernel, C: Compress<K::H>>(
         },
         // Where VAES beside SHA-NI is slow (see `Tuning`), the AES-NI
         // fusion on the same round keys.
-        AesKey::AesNi(key) | AesKey::Vaes512(super::vaes::Vaes512Key { key, .. }) => match key {
+        AesKey::AesNi(key)
+        | AesKey::Vaes512(VaesKey { key, .. })
+        | AesKey::Vaes256(VaesKey { key, .. }) => match key {
             // SAFETY: the key's token proves AES-NI (a VAES key's proves it
             // too); `_isa` the kernel's features.
             AesNiKey::Aes128(s, _) => unsafe {
