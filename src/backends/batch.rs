@@ -1128,11 +1128,7 @@ mod lanes {
     /// The AES-NI key schedules of a lane job's key (VAES keys hold them
     /// too).
     fn aes_ni_key(aes: &AesKey) -> &AesNiKey {
-        match aes {
-            AesKey::Vaes512(k) => &k.key,
-            AesKey::AesNi(k) | AesKey::Vaes256(VaesKey { key: k, .. }) => k,
-            AesKey::Portable(_) => unreachable!("checked by Kind"),
-        }
+        aes.aes_ni().expect("checked by Kind")
     }
 
     /// The encryption schedule of a key of `N` round keys (one key size

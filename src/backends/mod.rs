@@ -27,6 +27,8 @@ use core::fmt;
 
 use crate::combination::{Cipher, MacAlgorithm};
 use crate::primitives::hash::{Compress, Engine, HashFunction};
+#[cfg(target_arch = "x86_64")]
+use x86_64::vaes::VaesKey;
 
 pub(crate) mod batch;
 pub(crate) mod cpu;
@@ -295,7 +297,7 @@ impl AesKey {
     pub(crate) fn new(backend: Backend, cipher: Cipher, key: &[u8]) -> Self {
         #[cfg(target_arch = "x86_64")]
         {
-            use x86_64::{AesNi, Vaes256, Vaes512, aes::AesNiKey, vaes::VaesKey};
+            use x86_64::{AesNi, Vaes256, Vaes512, aes::AesNiKey};
             match backend {
                 Backend::Vaes512ShaNi => {
                     if let Some(t) = Vaes512::detect() {
@@ -336,9 +338,9 @@ impl AesKey {
             #[cfg(target_arch = "x86_64")]
             AesKey::AesNi(k) => k.encrypt_cbc(iv, blocks),
             #[cfg(target_arch = "x86_64")]
-            AesKey::Vaes512(k) => k.key.encrypt_cbc(iv, blocks),
-            #[cfg(target_arch = "x86_64")]
-            AesKey::Vaes256(k) => k.key.encrypt_cbc(iv, blocks),
+            AesKey::Vaes512(VaesKey { key, .. }) | AesKey::Vaes256(VaesKey { key, .. }) => {
+                key.encrypt_cbc(iv, blocks)
+            }
         }
     }
 
@@ -364,9 +366,9 @@ impl AesKey {
             #[cfg(target_arch = "x86_64")]
             AesKey::AesNi(k) => k.encrypt_block(block),
             #[cfg(target_arch = "x86_64")]
-            AesKey::Vaes512(k) => k.key.encrypt_block(block),
-            #[cfg(target_arch = "x86_64")]
-            AesKey::Vaes256(k) => k.key.encrypt_block(block),
+            AesKey::Vaes512(VaesKey { key, .. }) | AesKey::Vaes256(VaesKey { key, .. }) => {
+                key.encrypt_block(block)
+            }
         }
     }
 
@@ -387,8 +389,9 @@ impl AesKey {
         match self {
             AesKey::Portable(_) => None,
             AesKey::AesNi(k) => Some(k),
-            AesKey::Vaes512(k) => Some(&k.key),
-            AesKey::Vaes256(k) => Some(&k.key),
+            AesKey::Vaes512(VaesKey { key, .. }) | AesKey::Vaes256(VaesKey { key, .. }) => {
+                Some(key)
+            }
         }
     }
 }

@@ -15,7 +15,6 @@ use super::aes::{AesNiKey, DecryptSteps, Schedule, decrypt_run, load_keys};
 use super::sha512::Sha384Avx2;
 use super::sha512_pair::{BESIDE_RUNS, Layout, PairSums, compress_pair_beside};
 use super::stitch::first_block;
-use super::vaes::VaesKey;
 use super::{Avx2, load};
 use crate::backends::AesKey;
 
@@ -40,12 +39,7 @@ pub(crate) fn decrypt_hash(
     header: &[u8; 13],
     hash_len: usize,
 ) -> Option<[u64; 8]> {
-    let key = match aes {
-        AesKey::AesNi(key)
-        | AesKey::Vaes512(VaesKey { key, .. })
-        | AesKey::Vaes256(VaesKey { key, .. }) => key,
-        AesKey::Portable(_) => return None,
-    };
+    let key = aes.aes_ni()?;
     let (r, s, h, n) = (region, state, header, hash_len);
     Some(match (key, layout) {
         // SAFETY: the key's token proves AES-NI, `token` AVX2, BMI1,

@@ -24,7 +24,6 @@ use super::aes::{AesNiKey, Schedule, encrypt_run, load_keys};
 use super::sha::{HashKernel, Sha1Ni, Sha1NiVl, Sha256Ni, ShaNiCompress};
 use super::sha_avx2::{Avx2Compress, Sha1Avx2, Sha256Avx2};
 use super::sha512::{Sha384Avx2, Sha384Avx512, Sha384Scalar, Sha512Kernel, Sha512Of};
-use super::vaes::VaesKey;
 use super::{Avx2, Avx512Bmi, ShaNi, ShaNiAvx, ShaNiAvx512, block, block_mut, load, store};
 use crate::backends::{AesKey, DecryptAbsorb, EtmJob, decrypt_then_absorb, pad};
 use crate::primitives::hash::{Compress, Engine, HashFunction, Sha1, Sha256, Sha384, Sha512};
@@ -858,8 +857,8 @@ pub(crate) fn decrypt_absorb<K: HashKernel, C: Compress<K::H>>(
 ) {
     debug_assert!(engine.buffered == 0 && hash_len <= region.len());
     let fuse_vaes = crate::backends::cpu::Tuning::get().vaes_sha_ni_fusion;
-    let regs = match aes {
-        AesKey::Vaes512(v) if fuse_vaes => match &v.key {
+    let regs = match (aes, aes.aes_ni()) {
+        (AesKey::Vaes512(v), _) if fuse_vaes => match &v.key {
             // SAFETY: the key's VAES token proves AVX-512 F/BW/VL, VAES and
             // AES-NI; `_isa` proves the kernel's features.
             AesNiKey::Aes128(s, _) => unsafe {
@@ -872,9 +871,7 @@ pub(crate) fn decrypt_absorb<K: HashKernel, C: Compress<K::H>>(
         },
         // Where VAES beside SHA-NI is slow (see `Tuning`), the AES-NI
         // fusion on the same round keys.
-        AesKey::AesNi(key)
-        | AesKey::Vaes512(VaesKey { key, .. })
-        | AesKey::Vaes256(VaesKey { key, .. }) => match key {
+        (_, Some(key)) => match key {
             // SAFETY: the key's token proves AES-NI (a VAES key's proves it
             // too); `_isa` the kernel's features.
             AesNiKey::Aes128(s, _) => unsafe {
@@ -885,9 +882,7 @@ pub(crate) fn decrypt_absorb<K: HashKernel, C: Compress<K::H>>(
                 K::Isa::fused::<K, 15>(&s.dec, iv, region, &engine.state, header, hash_len)
             },
         },
-        AesKey::Portable(_) => {
-            return decrypt_then_absorb(c, aes, iv, region, engine, header, hash_len);
-        }
+        (_, None) => return decrypt_then_absorb(c, aes, iv, region, engine, header, hash_len),
     };
     absorb_rest(c, engine, regs, header, region, hash_len);
 }
