@@ -57,7 +57,7 @@ fn cpu_bits() -> u32 {
 /// | AMD family 0x17, models 0x30 and up (Zen 2: no AVX-512) | SHA-1/SHA-256: AES-NI decryption fused with SHA-NI; SHA-384: the decryption beside the rounds of the SHA-512 pair loop (see below; model 0x31: AES-256-CBC-SHA384 open at 16 KiB 1.00-1.05x OpenSSL, decrypted then hashed 0.94-0.97x, fused with the one-block kernel 0.72-0.75x) | (no AVX-512) AVX2 schedule, BMI2 rounds, two-block loop rolled (see below; model 0x31: SHA-384 at 16 KiB 0.96-1.03x OpenSSL, unrolled 0.83-0.85x) | in lanes: eight AES-NI CBC lanes, hashed two streams at a time on SHA-NI, SHA-1 eight AVX2 lanes at a time from 7 busy lanes (see below; model 0x31: 4 x 16 KiB seal 1.28x one by one for SHA-1, 1.35x for SHA-256; open 1.20-1.22x and 1.30-1.32x) | (no AVX-512) | (no AVX-512) |
 /// | AMD family 0x19, models 0x00-0x0F and 0x20-0x5F (Zen 3: no AVX-512) | SHA-1/SHA-256: AES-NI decryption fused with SHA-NI; SHA-384: AES-NI decryption beside the rounds of the SHA-512 pair loop, as on Zen 2 (model 1: AES-256-CBC-SHA384 open at 16 KiB 1.05x OpenSSL, decrypted then hashed 0.91x; see below) | (no AVX-512) AVX2 schedule, BMI2 rounds, two-block loop rolled, from two blocks (model 1: HMAC-SHA384 at 16 KiB / 1 KiB / 256 B 0.99x / 1.00x / 1.03x OpenSSL, unrolled from eight blocks 0.87x / 0.90x / 0.94x; see below) | in lanes: eight AES-NI CBC lanes, hashed two streams at a time on SHA-NI (model 1: two streams hash 1.80x as fast as one for SHA-1, 1.59x for SHA-256) | (no AVX-512) | (no AVX-512) |
 /// | AMD family 0x19, other models (Zen 4) | VAES-512 decryption fused with SHA-NI | AVX-512VL schedule and split rounds (6-7% faster than AVX2 there, the split rounds about 5% more), one block at a time (see below) | in lanes, hashed two streams at a time on SHA-NI (model 0x11: two streams hash 1.75x as fast as one for SHA-1, 1.62x for SHA-256) | from 5 busy lanes (SHA-1) and 14 (SHA-256): 512-bit instructions run as two halves (see below) | from 3 records (model 0x11: three of 16 KiB 1.35x one by one, four of 16 KiB 1.73x against 1.44x for two SHA-NI streams, four of 768 bytes 1.18x); SHA-256 two lanes at a time on SHA-NI, 3 to 6 records (see below) |
-/// | AMD family 0x1A (Zen 5) and later | VAES-512 decryption fused with SHA-NI; SHA-384: AES-NI decryption beside the rounds of the SHA-512 pair loop, as on Zen 2 (not measured there; see below) | AVX2 schedule, BMI2 rounds (SHA-384 at 16 KiB: 1.06 GB/s against 0.75-0.77 GB/s for the AVX-512VL kernel), two-block loop rolled (not measured there; see below) | in lanes, hashed two streams at a time on SHA-NI (model 2: two streams hash 1.8x as fast as one for SHA-1, 1.5x for SHA-256) | from the sixteen-lane crossover (not measured there) | from 5 records (not measured there) |
+/// | AMD family 0x1A (Zen 5) and later | VAES-512 decryption fused with SHA-NI; SHA-384: AES-NI decryption beside the rounds of the SHA-512 pair loop, as on Zen 2 (not measured there; see below) | AVX2 schedule, BMI2 rounds (SHA-384 at 16 KiB: 1.06 GB/s against 0.75-0.77 GB/s for the AVX-512VL kernel), two-block loop rolled, on the four-step rounds (not measured there; see below) | in lanes, hashed two streams at a time on SHA-NI (model 2: two streams hash 1.8x as fast as one for SHA-1, 1.5x for SHA-256) | from the sixteen-lane crossover (not measured there) | from 5 records (not measured there) |
 /// | Intel | SHA-1/SHA-256: AES-NI decryption fused with SHA-NI; SHA-384: the whole prefix decrypted, then hashed (see below) | AVX-512VL schedule and split rounds (family 6 model 0xCF: SHA-384 at 16 KiB 0.94x OpenSSL against 0.84x for AVX2, medians of 6 alternating runs; model 0xA7: 0.98-1.01x against 0.98-1.03x, a tie); model 0xCF hashes runs of four blocks or more four at a time, their schedules in zmm registers (see below; HMAC-SHA384 at 16 KiB 1.03x OpenSSL, the two-block loop 0.98x) | one record at a time (family 6 models 0xCF and 0xA7: two streams hash only 1.2x as fast as one, less than the stitched single seal gains) | from 4 busy lanes (SHA-1) and 6 (SHA-256) on the eight-lane kernels (model 0xA7: an eight-lane call costs 0.67-0.71 of a sixteen-lane one; see below) | from 3 records (model 0xA7) |
 /// | any other | AES-NI decryption fused with SHA-NI | AVX-512VL schedule and split rounds | one record at a time | from the sixteen-lane crossover | from 5 records |
 ///
@@ -114,6 +114,21 @@ fn cpu_bits() -> u32 {
 /// 1.00-1.05x OpenSSL with the decryption beside the pair loop against
 /// 0.94-0.97x decrypted and then hashed. `timing_of_the_bulk_loops`
 /// times the bulk loops on any CPU, and `.ci/run` prints it.
+///
+/// On Zen 5 the rolled loop runs the one-block kernel's four-step rounds
+/// (`sha512_pairs_four_step`), not measured in this form there either.
+/// The five-step rounds put five dependent operations a round on the e
+/// chain, the four-step ones four, for three more instructions a round.
+/// A core with four ALUs is bound by the instructions, not the chain: on
+/// Zen 3 (family 0x19 model 1) a block took 180 ns on the rolled loop's
+/// four-step rounds against 171 ns on its five-step ones (medians of 301
+/// alternating rounds of `timing_of_the_bulk_loops`), and on Intel model
+/// 0xCF the pair loop ran 11-17% slower. Zen 5 issues to six ALUs, so the
+/// chain bounds its rounds: on family 0x1A model 2 the four-step rounds
+/// took 110 ns a block in the unrolled pair loop against 118 ns five-step,
+/// and 120 against 127 ns in the one-block kernel (best of 3000 timings).
+/// The SHA-384 open beside the pair loop (`sha384_open_pairs`) takes the
+/// same rounds.
 ///
 /// AMD Zen 2 runs the SHA-512 pair loop rolled, sixteen rounds of code
 /// run five times over each block (about 1,640 instructions for a pair of
@@ -360,6 +375,10 @@ pub(crate) struct Tuning {
     /// messages, the SHA-384 open's last prefix blocks, and the MAC's
     /// secret-length finish two blocks a call (else one block at a time).
     pub(crate) sha512_short_pairs: bool,
+    /// Run the rolled SHA-512 pair loop on the four-step rounds of the
+    /// one-block kernel (`sha512::e_half4`, `sha512::a_part`; else the
+    /// five-step ones, three instructions a round fewer).
+    pub(crate) sha512_pairs_four_step: bool,
 }
 
 /// [`Tuning::get`]'s choices as bits: 0 before CPUID is read; else 1 |
@@ -369,7 +388,7 @@ pub(crate) struct Tuning {
 /// stitched_ni_pairs << 10 | sha512_pairs_rolled << 11 |
 /// sha384_open_pairs << 12 | avx2_sha1_lanes << 13 | avx2_sha512_lanes << 14
 /// | pair_tails << 15 | sha512_quads << 16 | sha1_avx512_schedule << 17 |
-/// sha512_short_pairs << 18.
+/// sha512_short_pairs << 18 | sha512_pairs_four_step << 19.
 static CACHE: core::sync::atomic::AtomicU32 = core::sync::atomic::AtomicU32::new(0);
 
 impl Tuning {
@@ -402,6 +421,7 @@ impl Tuning {
             sha512_quads: bits & 65536 != 0,
             sha1_avx512_schedule: bits & 131072 != 0,
             sha512_short_pairs: bits & 262144 != 0,
+            sha512_pairs_four_step: bits & 524288 != 0,
         }
     }
 
@@ -434,7 +454,8 @@ impl Tuning {
             | u32::from(t.pair_tails) << 15
             | u32::from(t.sha512_quads) << 16
             | u32::from(t.sha1_avx512_schedule) << 17
-            | u32::from(t.sha512_short_pairs) << 18;
+            | u32::from(t.sha512_short_pairs) << 18
+            | u32::from(t.sha512_pairs_four_step) << 19;
         CACHE.store(bits, core::sync::atomic::Ordering::Relaxed);
         bits
     }
@@ -469,6 +490,7 @@ impl Tuning {
             sha512_quads: intel && family == 6 && model == 0xcf,
             sha1_avx512_schedule: intel && family == 6 && model == 0xcf,
             sha512_short_pairs: zen3,
+            sha512_pairs_four_step: zen5,
         }
     }
 
@@ -827,27 +849,28 @@ mod tests {
                 t.sha512_quads,
                 t.sha1_avx512_schedule,
                 t.sha512_short_pairs,
+                t.sha512_pairs_four_step,
             ]
         };
         let zen2 = [
             true, true, true, true, false, false, false, false, false, true, true, true, true,
-            true, true, false, false, false,
+            true, true, false, false, false, false,
         ];
         let zen3 = [
             true, true, true, true, false, false, true, false, false, false, true, true, false,
-            false, false, false, false, true,
+            false, false, false, false, true, false,
         ];
         let zen4 = [
             true, true, true, true, true, false, false, true, true, true, false, false, false,
-            false, false, false, false, false,
+            false, false, false, false, false, false,
         ];
         let zen5 = [
             true, false, true, true, true, false, false, false, false, false, true, true, false,
-            false, false, false, false, false,
+            false, false, false, false, false, true,
         ];
         let intel = [
             false, true, false, true, false, true, true, false, true, false, false, false, false,
-            false, false, false, false, false,
+            false, false, false, false, false, false,
         ];
         // Model 0xCF runs the SHA-512 pair loop rolled, the four-block loop
         // from four blocks, and SHA-1's schedule on AVX-512VL.
@@ -857,11 +880,11 @@ mod tests {
         intel_cf[16] = true;
         let other = [
             false, true, false, true, true, false, true, false, false, false, false, false, false,
-            false, false, false, false, false,
+            false, false, false, false, false, false,
         ];
         let zen1 = [
             true, true, false, true, true, false, false, false, false, false, false, false, false,
-            false, false, false, false, false,
+            false, false, false, false, false, false,
         ];
         // Zen 2: Rome, Renoir, Matisse; Zen 1 and Zen+ keep the defaults.
         for model in [0x31, 0x60, 0x71] {

@@ -15,7 +15,7 @@ use super::aes::{AesNiKey, DecryptSteps, Schedule, decrypt_run, load_keys};
 use super::sha512::Sha384Avx2;
 use super::sha512_pair::{BESIDE_RUNS, Layout, PairSums, compress_pair_beside};
 use super::stitch::first_block;
-use super::{Avx2, load};
+use super::{AesNi, Avx2, load};
 use crate::backends::AesKey;
 
 /// The bytes decrypted beside one pair (four blocks a run): the next
@@ -41,31 +41,42 @@ pub(crate) fn decrypt_hash(
 ) -> Option<[u64; 8]> {
     let key = aes.aes_ni()?;
     let (r, s, h, n) = (region, state, header, hash_len);
-    Some(match (key, layout) {
-        // SAFETY: the key's token proves AES-NI, `token` AVX2, BMI1,
-        // BMI2, SSSE3 and SSE4.1: the features `prefix` enables.
-        (AesNiKey::Aes128(k, _), Layout::Rolled) => unsafe {
-            prefix::<11, true>(token, &k.dec, iv, r, s, h, n)
-        },
-        // SAFETY: as above.
-        (AesNiKey::Aes128(k, _), Layout::Unrolled) => unsafe {
-            prefix::<11, false>(token, &k.dec, iv, r, s, h, n)
-        },
-        // SAFETY: as above.
-        (AesNiKey::Aes256(k, _), Layout::Rolled) => unsafe {
-            prefix::<15, true>(token, &k.dec, iv, r, s, h, n)
-        },
-        // SAFETY: as above.
-        (AesNiKey::Aes256(k, _), Layout::Unrolled) => unsafe {
-            prefix::<15, false>(token, &k.dec, iv, r, s, h, n)
-        },
+    Some(match key {
+        AesNiKey::Aes128(k, ni) => in_layout::<11>(*ni, token, layout, &k.dec, iv, r, s, h, n),
+        AesNiKey::Aes256(k, ni) => in_layout::<15>(*ni, token, layout, &k.dec, iv, r, s, h, n),
     })
 }
 
-/// [`decrypt_hash`] for an `N`-key schedule, the pair loop rolled when
-/// `ROLLED`.
+/// [`prefix`] in `layout`.
+#[allow(clippy::too_many_arguments)]
+fn in_layout<const N: usize>(
+    ni: AesNi,
+    token: Avx2,
+    layout: Layout,
+    dec: &Schedule<N>,
+    iv: &[u8; 16],
+    region: &mut [u8],
+    state: &[u64; 8],
+    header: &[u8; 13],
+    hash_len: usize,
+) -> [u64; 8] {
+    let _ = ni;
+    let (r, s, h, n) = (region, state, header, hash_len);
+    match layout {
+        // SAFETY: `ni` proves AES-NI, `token` AVX2, BMI1, BMI2, SSSE3 and
+        // SSE4.1: the features `prefix` enables.
+        Layout::Rolled => unsafe { prefix::<N, true, false>(token, dec, iv, r, s, h, n) },
+        // SAFETY: as above.
+        Layout::RolledFourStep => unsafe { prefix::<N, true, true>(token, dec, iv, r, s, h, n) },
+        // SAFETY: as above.
+        Layout::Unrolled => unsafe { prefix::<N, false, false>(token, dec, iv, r, s, h, n) },
+    }
+}
+
+/// [`decrypt_hash`] for an `N`-key schedule, the pair loop in the layout
+/// `ROLLED` and `FOUR` pick (see `sha512_pair::Layout`).
 #[target_feature(enable = "aes,avx2,bmi1,bmi2,ssse3,sse4.1")]
-fn prefix<const N: usize, const ROLLED: bool>(
+fn prefix<const N: usize, const ROLLED: bool, const FOUR: bool>(
     token: Avx2,
     dec: &Schedule<N>,
     iv: &[u8; 16],
@@ -104,7 +115,9 @@ fn prefix<const N: usize, const ROLLED: bool>(
         // features.
         regs = unsafe {
             let sums = sums.get_or_insert_with(PairSums::new);
-            compress_pair_beside::<ROLLED>(regs, one, two, sums, |i, t| steps.step(t, next, i))
+            compress_pair_beside::<ROLLED, FOUR>(regs, one, two, sums, |i, t| {
+                steps.step(t, next, i)
+            })
         };
         prev = steps.prev();
         p += 1;
@@ -215,10 +228,9 @@ mod tests {
                     rng.fill(&mut data);
                     let mut expect = data.clone();
                     let want = reference(&portable, &iv, &mut expect, &state, &header, hash_len);
-                    for (aes, layout) in keys
-                        .iter()
-                        .flat_map(|k| [(k, Layout::Rolled), (k, Layout::Unrolled)])
-                    {
+                    for (aes, layout) in keys.iter().flat_map(|k| {
+                        [Layout::Rolled, Layout::RolledFourStep, Layout::Unrolled].map(|l| (k, l))
+                    }) {
                         let mut got = data.clone();
                         let regs = decrypt_hash(
                             token, layout, aes, &iv, &mut got, &state, &header, hash_len,

@@ -360,13 +360,13 @@ fn store2(out: &mut [u64; 2], x: __m128i) {
 
 /// The a half of a round on the integer units: `t1 += Sigma0(a) + Maj(a,
 /// b, c)`, with Maj = ((a ^ b) & (b ^ c)) ^ b from `bc` = b ^ c; `ab`
-/// receives a ^ b (the next round's `bc`). For the two-block loop of
-/// `sha512_pair`, which keeps the five-step rounds: on Intel family 6
-/// model 0xCF, [`a_part`] and [`e_half4`] there ran 11-17% slower (three
-/// more instructions a round, where the loop is bound by throughput, not
-/// by the e chain's latency; medians of 3 runs of 401 alternating rounds);
-/// on AMD Zen 5, which hashes one block at a time, their gain in the pair
-/// loop came and went with the code layout.
+/// receives a ^ b (the next round's `bc`). For the five-step rounds of the
+/// two-block loop of `sha512_pair`, which every CPU but AMD Zen 5 runs
+/// (see `Tuning::sha512_pairs_four_step`): on Intel family 6 model 0xCF,
+/// [`a_part`] and [`e_half4`] there ran 11-17% slower (three more
+/// instructions a round, where the loop is bound by throughput, not by the
+/// e chain's latency; medians of 3 runs of 401 alternating rounds), on AMD
+/// Zen 3 (family 0x19 model 1) 5% slower in the rolled loop.
 macro_rules! a_part_t1 {
     ($a:expr, $b:expr, $bc:expr, $t1:expr, $ab:expr) => {
         // SAFETY: registers only.
@@ -431,6 +431,7 @@ macro_rules! a_part {
         )
     };
 }
+pub(super) use a_part;
 
 /// The e half of a round on the integer units, for [`a_part`]: the new e
 /// in `d`, as ((d + h + W[t] + K[t]) + (e & f)) + (!e & g)) + Sigma1(e)
@@ -476,45 +477,45 @@ macro_rules! e_half4 {
         )
     };
 }
+pub(super) use e_half4;
 
 /// Half a round on the integer units: `h += W[t] + K[t] + Ch(e, f, g) +
-/// Sigma1(e)` (now T1), then `d += h`, reading `W[t] + K[t]` from the ring
-/// `$wk` (see [`rounds_with`]). For [`rounds_split`], whose vector a half
-/// needs T1 itself; the integer rounds use [`e_half4`].
+/// Sigma1(e)` (now T1), then `d += h`, reading `W[t] + K[t]` at `$base +
+/// $off`: five dependent operations after e. For [`rounds_split`], whose
+/// vector a half needs T1 itself, and the five-step rounds of
+/// `sha512_pair`; the one-block integer rounds use [`e_half4`]. Expands to
+/// the `asm!` alone, in the caller's `unsafe`.
 macro_rules! e_half {
-    ($wk:expr, $t:expr, $e:expr, $f:expr, $g:expr, $h:expr, $d:expr) => {
-        // SAFETY: reads the 8 bytes of `wk` at offset 8 (t % 32),
-        // inside the 256-byte array; registers only otherwise.
-        unsafe {
-            core::arch::asm!(
-                "rorx {t1}, {e}, 14",
-                "rorx {t2}, {e}, 18",
-                "add {h}, qword ptr [{base} + {off}]",
-                "mov {t0}, {f}",
-                "and {t0}, {e}",
-                "xor {t1}, {t2}",
-                "rorx {t2}, {e}, 41",
-                "add {h}, {t0}",
-                "andn {t0}, {e}, {g}",
-                "xor {t1}, {t2}",
-                "add {h}, {t0}",
-                "add {h}, {t1}",
-                "add {d}, {h}",
-                base = in(reg) $wk.0.as_ptr(),
-                off = const ($t % 32) * 8,
-                e = in(reg) $e,
-                f = in(reg) $f,
-                g = in(reg) $g,
-                h = inout(reg) $h,
-                d = inout(reg) $d,
-                t0 = out(reg) _,
-                t1 = out(reg) _,
-                t2 = out(reg) _,
-                options(readonly, nostack),
-            );
-        }
+    ($base:expr, $off:expr, $e:expr, $f:expr, $g:expr, $h:expr, $d:expr) => {
+        core::arch::asm!(
+            "rorx {t1}, {e}, 14",
+            "rorx {t2}, {e}, 18",
+            "add {h}, qword ptr [{base} + {off}]",
+            "mov {t0}, {f}",
+            "and {t0}, {e}",
+            "xor {t1}, {t2}",
+            "rorx {t2}, {e}, 41",
+            "add {h}, {t0}",
+            "andn {t0}, {e}, {g}",
+            "xor {t1}, {t2}",
+            "add {h}, {t0}",
+            "add {h}, {t1}",
+            "add {d}, {h}",
+            base = in(reg) $base,
+            off = const $off,
+            e = in(reg) $e,
+            f = in(reg) $f,
+            g = in(reg) $g,
+            h = inout(reg) $h,
+            d = inout(reg) $d,
+            t0 = out(reg) _,
+            t1 = out(reg) _,
+            t2 = out(reg) _,
+            options(readonly, nostack),
+        )
     };
 }
+pub(super) use e_half;
 
 /// The ring of sums `W[t] + K[t]` the rounds read, filled for rounds 0 to
 /// 15 from the message words `msg` (in pairs, lane 0 first).
@@ -698,7 +699,10 @@ unsafe fn rounds_split<S: Schedule, F: FnMut(usize)>(
     macro_rules! round {
         ($t:expr) => {
             let (mut t1, mut ne) = (e3, d0);
-            e_half!(wk, $t, e0, e1, e2, t1, ne);
+            let wkp = wk.0.as_ptr();
+            // SAFETY: reads the 8 bytes of `wk` at offset 8 (t % 32),
+            // inside the 256-byte array; registers only otherwise.
+            unsafe { e_half!(wkp, ($t % 32) * 8, e0, e1, e2, t1, ne) };
             // SAFETY: the caller guarantees AVX-512 F and VL.
             let na = unsafe { a_half_vl(va1, va2, va3, t1) };
             (va3, va2, va1) = (va2, va1, na);
@@ -855,10 +859,12 @@ const QUADS_FROM: usize = 4;
 
 /// The code layout of the pair loop on this CPU.
 pub(super) fn pair_layout() -> super::sha512_pair::Layout {
-    if crate::backends::cpu::Tuning::get().sha512_pairs_rolled {
-        super::sha512_pair::Layout::Rolled
-    } else {
-        super::sha512_pair::Layout::Unrolled
+    use super::sha512_pair::Layout;
+    let t = crate::backends::cpu::Tuning::get();
+    match (t.sha512_pairs_rolled, t.sha512_pairs_four_step) {
+        (true, true) => Layout::RolledFourStep,
+        (true, false) => Layout::Rolled,
+        (false, _) => Layout::Unrolled,
     }
 }
 
@@ -954,10 +960,15 @@ impl Sha512Kernel {
     pub(crate) fn name(self) -> &'static str {
         match self {
             Sha512Kernel::Crate => "the sha2 crate",
-            Sha512Kernel::Avx2(_) if crate::backends::cpu::Tuning::get().sha512_pairs_rolled => {
-                "AVX2 schedule, BMI2 rounds, rolled two-block loop"
-            }
-            Sha512Kernel::Avx2(_) => "AVX2 schedule, BMI2 rounds",
+            Sha512Kernel::Avx2(_) => match pair_layout() {
+                super::sha512_pair::Layout::RolledFourStep => {
+                    "AVX2 schedule, BMI2 rounds, rolled two-block loop, four-step rounds"
+                }
+                super::sha512_pair::Layout::Rolled => {
+                    "AVX2 schedule, BMI2 rounds, rolled two-block loop"
+                }
+                super::sha512_pair::Layout::Unrolled => "AVX2 schedule, BMI2 rounds",
+            },
             Sha512Kernel::Avx512(_) => {
                 let t = crate::backends::cpu::Tuning::get();
                 if t.sha512_quads {
@@ -995,16 +1006,17 @@ impl Sha512Kernel {
         let tuning = crate::backends::cpu::Tuning::get();
         match self {
             Sha512Kernel::Avx2(_) if tuning.sha512_short_pairs && tuning.sha512_pairs_avx2 => {
+                use super::sha512_pair::{Layout, compress_two};
                 match pair_layout() {
                     // SAFETY: the token proves AVX2, BMI1, BMI2, SSSE3 and
                     // SSE4.1, the features the loop enables.
-                    super::sha512_pair::Layout::Rolled => unsafe {
-                        super::sha512_pair::compress_two::<true>(state, one, two)
+                    Layout::Rolled => unsafe { compress_two::<true, false>(state, one, two) },
+                    // SAFETY: as above.
+                    Layout::RolledFourStep => unsafe {
+                        compress_two::<true, true>(state, one, two)
                     },
                     // SAFETY: as above.
-                    super::sha512_pair::Layout::Unrolled => unsafe {
-                        super::sha512_pair::compress_two::<false>(state, one, two)
-                    },
+                    Layout::Unrolled => unsafe { compress_two::<false, false>(state, one, two) },
                 }
             }
             _ => {

@@ -15,12 +15,15 @@
 //! on Intel Xeon family 6 model 0xCF, 2-7% faster than the AVX-512 kernel's
 //! one-block loop and 7-10% faster than the AVX2 one's, at 8 to 128 blocks.
 //! The rounds ([`rounds16_with`]) serve the four-block loop of
-//! `sha512_quad` too.
+//! `sha512_quad` too. They come in two forms: five dependent operations
+//! a round on the e chain, or four for three more instructions (the
+//! one-block kernel's), which pays only on cores with ALUs to spare (see
+//! `Tuning::sha512_pairs_four_step`).
 
 use core::arch::x86_64::*;
 
 use super::sha::HashKernel;
-use super::sha512::{K512, Sha384Avx2, a_part_t1};
+use super::sha512::{K512, Sha384Avx2, a_part, a_part_t1, e_half, e_half4};
 
 /// The sums `W[t] + K[t]` of a pair of blocks, in the schedule's layout:
 /// entry `p` holds words `2 p` and `2 p + 1` of block one, then those of
@@ -111,11 +114,17 @@ pub(crate) enum Layout {
     /// in all: for the CPUs whose decoded-instruction cache the unrolled
     /// form overflows (see `Tuning::sha512_pairs_rolled`).
     Rolled,
+    /// Rolled, with the one-block kernel's four-step rounds (`e_half4`
+    /// and `a_part`): three more instructions a round, one operation less
+    /// on the e chain, for the cores with ALUs to spare, whose rounds the
+    /// chain's latency bounds (see `Tuning::sha512_pairs_four_step`).
+    RolledFourStep,
 }
 
 /// Two blocks' compressions into `state`, with schedule `S`, in the code
-/// layout `ROLLED` picks ([`Layout::Rolled`] when true): the state after
-/// block one, then after block two.
+/// layout `ROLLED` picks ([`Layout::Rolled`] when true) and the rounds
+/// `FOUR` picks (the four-step ones when true): the state after block
+/// one, then after block two.
 ///
 /// `kept` is a sums buffer the caller keeps from pair to pair; without
 /// one, the pair zeroes its own (see below). With `BESIDE`, `beside` runs
@@ -126,7 +135,12 @@ pub(crate) enum Layout {
 /// The CPU must have BMI1, BMI2 and the features of `S`; always inlined,
 /// into functions that enable them.
 #[inline(always)]
-unsafe fn compress_pair<S: PairSchedule, const ROLLED: bool, const BESIDE: bool>(
+unsafe fn compress_pair<
+    S: PairSchedule,
+    const ROLLED: bool,
+    const FOUR: bool,
+    const BESIDE: bool,
+>(
     state: [u64; 8],
     one: &[u8; 128],
     two: &[u8; 128],
@@ -190,64 +204,65 @@ unsafe fn compress_pair<S: PairSchedule, const ROLLED: bool, const BESIDE: bool>
     // one; block two's are 16 bytes further into each entry. Every read
     // below stays inside `wk`'s 1280 bytes, which only `schedule` writes
     // meanwhile; the caller guarantees BMI1 and BMI2.
-    let mut w = Working::start(state);
+    let mut w = Working::start::<FOUR>(state);
     let none = &mut |_| {};
     if ROLLED {
         for i in 0..4 {
             // SAFETY: as said above.
-            unsafe { rounds16::<S, true>(&mut w, base.add(256 * i), &mut x, sums, i, none) };
+            unsafe { rounds16::<S, true, FOUR>(&mut w, base.add(256 * i), &mut x, sums, i, none) };
         }
     } else {
         // SAFETY: as said above.
         unsafe {
-            rounds16::<S, true>(&mut w, base, &mut x, sums, 0, none);
-            rounds16::<S, true>(&mut w, base.add(256), &mut x, sums, 1, none);
-            rounds16::<S, true>(&mut w, base.add(512), &mut x, sums, 2, none);
-            rounds16::<S, true>(&mut w, base.add(768), &mut x, sums, 3, none);
+            rounds16::<S, true, FOUR>(&mut w, base, &mut x, sums, 0, none);
+            rounds16::<S, true, FOUR>(&mut w, base.add(256), &mut x, sums, 1, none);
+            rounds16::<S, true, FOUR>(&mut w, base.add(512), &mut x, sums, 2, none);
+            rounds16::<S, true, FOUR>(&mut w, base.add(768), &mut x, sums, 3, none);
         }
     }
     // SAFETY: as said above.
-    unsafe { rounds16::<S, false>(&mut w, base.add(1024), &mut x, sums, 0, none) };
-    let mid = w.finish(state);
+    unsafe { rounds16::<S, false, FOUR>(&mut w, base.add(1024), &mut x, sums, 0, none) };
+    let mid = w.finish::<FOUR>(state);
     // Block two, from the stored sums alone, with the caller's work
     // beside its first 64 rounds.
-    let mut w = Working::start(mid);
+    let mut w = Working::start::<FOUR>(mid);
     let two = base.wrapping_add(16);
     if ROLLED && !BESIDE {
         for i in 0..5 {
             // SAFETY: as said above.
-            unsafe { rounds16::<S, false>(&mut w, two.add(256 * i), &mut x, sums, 0, none) };
+            unsafe { rounds16::<S, false, FOUR>(&mut w, two.add(256 * i), &mut x, sums, 0, none) };
         }
     } else if ROLLED {
         for i in 0..BESIDE_RUNS {
             let slot = &mut |t| beside(i, t);
             // SAFETY: as said above.
-            unsafe { rounds16::<S, false>(&mut w, two.add(256 * i), &mut x, sums, 0, slot) };
+            unsafe { rounds16::<S, false, FOUR>(&mut w, two.add(256 * i), &mut x, sums, 0, slot) };
         }
         // SAFETY: as said above.
-        unsafe { rounds16::<S, false>(&mut w, two.add(1024), &mut x, sums, 0, none) };
+        unsafe { rounds16::<S, false, FOUR>(&mut w, two.add(1024), &mut x, sums, 0, none) };
     } else {
         // SAFETY: as said above.
         unsafe {
-            rounds16::<S, false>(&mut w, two, &mut x, sums, 0, &mut |t| beside(0, t));
+            rounds16::<S, false, FOUR>(&mut w, two, &mut x, sums, 0, &mut |t| beside(0, t));
             let slot = &mut |t| beside(1, t);
-            rounds16::<S, false>(&mut w, two.add(256), &mut x, sums, 0, slot);
+            rounds16::<S, false, FOUR>(&mut w, two.add(256), &mut x, sums, 0, slot);
             let slot = &mut |t| beside(2, t);
-            rounds16::<S, false>(&mut w, two.add(512), &mut x, sums, 0, slot);
+            rounds16::<S, false, FOUR>(&mut w, two.add(512), &mut x, sums, 0, slot);
             let slot = &mut |t| beside(3, t);
-            rounds16::<S, false>(&mut w, two.add(768), &mut x, sums, 0, slot);
-            rounds16::<S, false>(&mut w, two.add(1024), &mut x, sums, 0, none);
+            rounds16::<S, false, FOUR>(&mut w, two.add(768), &mut x, sums, 0, slot);
+            rounds16::<S, false, FOUR>(&mut w, two.add(1024), &mut x, sums, 0, none);
         }
     }
-    (mid, w.finish(mid))
+    (mid, w.finish::<FOUR>(mid))
 }
 
 /// The runs of sixteen rounds of block two that have the caller's work
 /// beside them (see [`compress_pair_beside`]).
 pub(crate) const BESIDE_RUNS: usize = 4;
 
-/// Two blocks' compressions into `state` in `layout` (rolled when
-/// `ROLLED`), calling `beside(i, t)` after round `16 i + t` of block two
+/// Two blocks' compressions into `state` in the layout `ROLLED` and
+/// `FOUR` pick (see [`compress_pair`]), calling `beside(i, t)` after round
+/// `16 i + t` of block two
 /// for `i < BESIDE_RUNS` and `t < 16`. Block two's rounds leave the
 /// vector units idle (its schedule ran beside block one), so work there
 /// costs the rounds little: the SHA-384 open decrypts the next blocks in
@@ -257,7 +272,7 @@ pub(crate) const BESIDE_RUNS: usize = 4;
 /// The CPU must have AVX2, BMI1, BMI2, SSSE3 and SSE4.1; always inlined,
 /// into functions that enable them (and whatever `beside` needs).
 #[inline(always)]
-pub(crate) unsafe fn compress_pair_beside<const ROLLED: bool>(
+pub(crate) unsafe fn compress_pair_beside<const ROLLED: bool, const FOUR: bool>(
     state: [u64; 8],
     one: &[u8; 128],
     two: &[u8; 128],
@@ -265,7 +280,7 @@ pub(crate) unsafe fn compress_pair_beside<const ROLLED: bool>(
     beside: impl FnMut(usize, usize),
 ) -> [u64; 8] {
     // SAFETY: the caller guarantees the features.
-    unsafe { compress_pair::<Avx2Pair, ROLLED, true>(state, one, two, Some(sums), beside).1 }
+    unsafe { compress_pair::<Avx2Pair, ROLLED, FOUR, true>(state, one, two, Some(sums), beside).1 }
 }
 
 /// Both blocks' schedule for rounds 16 i + 4 g + 16 .. + 20 (pairs
@@ -288,10 +303,11 @@ unsafe fn schedule<S: PairSchedule>(x: &mut [__m256i; 8], sums: *mut PairSums, i
 
 /// The working variables between rounds, each round in two halves as in
 /// `sha512::rounds_with` (whose comments say why): the e half of round
-/// `t` computes T1 and the new e, the a half the new a of round `t - 1`.
-/// Before round `t`, `a1..a3` are the a values of rounds `t - 1 .. t - 3`
-/// (so `a3` is round t's d), `bc` is `a2 ^ a3` (for Maj), `t1` round
-/// `t - 1`'s T1, and `e0..e3` are round t's e, f, g, h.
+/// `t` computes the new e, the a half the new a of round `t - 1`. Before
+/// round `t`, `a1..a3` are the a values of rounds `t - 1 .. t - 3` (so
+/// `a3` is round t's d), `bc` is `a2 ^ a3` (for Maj), and `e0..e3` are
+/// round t's e, f, g, h. `t1` is round `t - 1`'s T1 in the five-step
+/// rounds, its `(b & c) - d` in the four-step ones (`sha512::e_half4`).
 #[derive(Clone, Copy)]
 pub(super) struct Working {
     a1: u64,
@@ -306,20 +322,26 @@ pub(super) struct Working {
 }
 
 impl Working {
-    /// The variables before round 0. Round 0 has no round before it whose
-    /// a to finish; a T1 chosen so that this a half yields a itself lets
-    /// every round run the same code.
+    /// The variables before round 0, for the four-step rounds when `FOUR`.
+    /// Round 0 has no round before it whose a to finish; a `t1` chosen so
+    /// that this a half yields a itself lets every round run the same code.
     #[inline(always)]
-    pub(super) fn start(state: [u64; 8]) -> Working {
+    pub(super) fn start<const FOUR: bool>(state: [u64; 8]) -> Working {
         let [a, b, c, d, e, f, g, h] = state;
         let sigma0 = b.rotate_right(28) ^ b.rotate_right(34) ^ b.rotate_right(39);
-        let maj = (b & c) | (d & (b | c));
+        // The five-step a half adds Sigma0 and Maj to `t1`; the four-step
+        // one adds Sigma0, b & (c ^ d) and round 0's e (`a_part`).
+        let rest = if FOUR {
+            (b & (c ^ d)).wrapping_add(e)
+        } else {
+            (b & c) | (d & (b | c))
+        };
         Working {
             a1: b,
             a2: c,
             a3: d,
             bc: c ^ d,
-            t1: a.wrapping_sub(sigma0).wrapping_sub(maj),
+            t1: a.wrapping_sub(sigma0).wrapping_sub(rest),
             e0: e,
             e1: f,
             e2: g,
@@ -327,18 +349,25 @@ impl Working {
         }
     }
 
-    /// Round 79's deferred a half, and the state plus the result.
+    /// Round 79's deferred a half (of the four-step rounds when `FOUR`),
+    /// and the state plus the result.
     #[inline(always)]
-    pub(super) fn finish(self, state: [u64; 8]) -> [u64; 8] {
+    pub(super) fn finish<const FOUR: bool>(self, state: [u64; 8]) -> [u64; 8] {
         let Working {
             a1,
             a2,
             bc,
             t1: mut x,
+            e0,
             ..
         } = self;
         let y: u64;
-        a_part_t1!(a1, a2, bc, x, y);
+        if FOUR {
+            // SAFETY: registers only.
+            unsafe { a_part!(a1, a2, bc, e0, x, y) };
+        } else {
+            a_part_t1!(a1, a2, bc, x, y);
+        }
         let _ = y;
         let out = [
             x, self.a1, self.a2, self.a3, self.e0, self.e1, self.e2, self.e3,
@@ -347,10 +376,10 @@ impl Working {
     }
 }
 
-/// Sixteen rounds of [`rounds16_with`] over a pair's sums; with
-/// `SCHEDULE`, the schedule of pairs `8 i + 8 .. 8 i + 16` beside them, a
-/// call of [`schedule`] before each group of four rounds; `slot(t)` after
-/// round `t`.
+/// Sixteen rounds of [`rounds16_with`] (the four-step ones when `FOUR`)
+/// over a pair's sums; with `SCHEDULE`, the schedule of pairs `8 i + 8 ..
+/// 8 i + 16` beside them, a call of [`schedule`] before each group of four
+/// rounds; `slot(t)` after round `t`.
 ///
 /// # Safety
 /// The CPU must have BMI1, BMI2 and the features of `S`; `sums` must
@@ -358,7 +387,7 @@ impl Working {
 /// into `store`, a live [`PairSums`]. Always inlined, into functions that
 /// enable the features.
 #[inline(always)]
-unsafe fn rounds16<S: PairSchedule, const SCHEDULE: bool>(
+unsafe fn rounds16<S: PairSchedule, const SCHEDULE: bool, const FOUR: bool>(
     w: &mut Working,
     sums: *const u8,
     x: &mut [__m256i; 8],
@@ -373,7 +402,7 @@ unsafe fn rounds16<S: PairSchedule, const SCHEDULE: bool>(
         s: core::marker::PhantomData,
     };
     // SAFETY: the caller's guarantees, with the pair's 32-byte entries.
-    unsafe { rounds16_with::<32>(w, sums, &mut sched, slot) }
+    unsafe { rounds16_with::<32, FOUR>(w, sums, &mut sched, slot) }
 }
 
 /// The work before each group of four rounds of [`rounds16_with`]: a
@@ -416,8 +445,10 @@ impl<S: PairSchedule, const SCHEDULE: bool> Sched for PairSched<'_, S, SCHEDULE>
 }
 
 /// Sixteen rounds on `w` over the sums `W[t] + K[t]` at `sums +
-/// sum_offset(t, STRIDE)` for t in 0..16, in assembly, calling `sched.group(g)`
-/// before each group `g` of four rounds and `slot(t)` after round `t`.
+/// sum_offset(t, STRIDE)` for t in 0..16, in assembly (the four-step
+/// rounds of `sha512::rounds_with` when `FOUR`, else five-step), calling
+/// `sched.group(g)` before each group `g` of four rounds and `slot(t)`
+/// after round `t`.
 /// The sums of several blocks interleave, `STRIDE` bytes for each pair of
 /// words: 32 in the pair loop, 64 in the four-block loop of
 /// `sha512_quad`.
@@ -428,7 +459,7 @@ impl<S: PairSchedule, const SCHEDULE: bool> Sched for PairSched<'_, S, SCHEDULE>
 /// `sched` writes meanwhile. Always inlined, into functions that enable
 /// the features.
 #[inline(always)]
-pub(super) unsafe fn rounds16_with<const STRIDE: usize>(
+pub(super) unsafe fn rounds16_with<const STRIDE: usize, const FOUR: bool>(
     w: &mut Working,
     sums: *const u8,
     sched: &mut impl Sched,
@@ -448,44 +479,31 @@ pub(super) unsafe fn rounds16_with<const STRIDE: usize>(
     macro_rules! round {
         ($t:expr) => {
             let (mut h, mut ne) = (e3, a3);
-            // SAFETY: reads the 8 bytes of round t's sum at `sums`,
-            // inside the bytes the caller vouches for; registers otherwise.
-            unsafe {
-                core::arch::asm!(
-                    "rorx {t1}, {e}, 14",
-                    "rorx {t2}, {e}, 18",
-                    "add {h}, qword ptr [{base} + {off}]",
-                    "mov {t0}, {f}",
-                    "and {t0}, {e}",
-                    "xor {t1}, {t2}",
-                    "rorx {t2}, {e}, 41",
-                    "add {h}, {t0}",
-                    "andn {t0}, {e}, {g}",
-                    "xor {t1}, {t2}",
-                    "add {h}, {t0}",
-                    "add {h}, {t1}",
-                    "add {d}, {h}",
-                    base = in(reg) sums,
-                    off = const sum_offset($t, STRIDE),
-                    e = in(reg) e0,
-                    f = in(reg) e1,
-                    g = in(reg) e2,
-                    h = inout(reg) h,
-                    d = inout(reg) ne,
-                    t0 = out(reg) _,
-                    t1 = out(reg) _,
-                    t2 = out(reg) _,
-                    options(readonly, nostack),
-                );
+            let (mut x, y): (u64, u64);
+            if FOUR {
+                let z: u64;
+                // SAFETY: reads the 8 bytes of round t's sum at `sums`,
+                // inside the bytes the caller vouches for; registers
+                // otherwise.
+                unsafe { e_half4!(sums, sum_offset($t, STRIDE), e0, e1, e2, h, ne, a1, a2, z) };
+                x = t1;
+                // SAFETY: registers only.
+                unsafe { a_part!(a1, a2, bc, e0, x, y) };
+                t1 = z;
+            } else {
+                // SAFETY: reads the 8 bytes of round t's sum at `sums`,
+                // inside the bytes the caller vouches for; registers
+                // otherwise.
+                unsafe { e_half!(sums, sum_offset($t, STRIDE), e0, e1, e2, h, ne) };
+                x = t1;
+                a_part_t1!(a1, a2, bc, x, y);
+                t1 = h;
             }
-            let mut x = t1;
-            let y: u64;
-            a_part_t1!(a1, a2, bc, x, y);
+            let _ = h;
             a3 = a2;
             a2 = a1;
             a1 = x;
             bc = y;
-            t1 = h;
             e3 = e2;
             e2 = e1;
             e1 = e0;
@@ -526,7 +544,7 @@ pub(super) unsafe fn rounds16_with<const STRIDE: usize>(
 /// odd last block), as a macro so that each copy is its own
 /// `#[target_feature]` function.
 macro_rules! pair_loop {
-    ($name:ident, $schedule:ty, $rolled:literal, $kernel:ty, $features:literal) => {
+    ($name:ident, $schedule:ty, $rolled:literal, $four:literal, $kernel:ty, $features:literal) => {
         #[target_feature(enable = $features)]
         pub(crate) fn $name(state: &mut [u64; 8], blocks: &[[u8; 128]]) {
             let mut regs = *state;
@@ -538,7 +556,7 @@ macro_rules! pair_loop {
                 // SAFETY: this function enables the features of BMI and of
                 // the schedule.
                 regs = unsafe {
-                    compress_pair::<$schedule, $rolled, false>(
+                    compress_pair::<$schedule, $rolled, $four, false>(
                         regs,
                         &pair[0],
                         &pair[1],
@@ -561,6 +579,7 @@ pair_loop!(
     compress_pairs_avx2,
     Avx2Pair,
     false,
+    false,
     Sha384Avx2,
     "avx2,bmi1,bmi2,ssse3,sse4.1"
 );
@@ -568,24 +587,34 @@ pair_loop!(
     compress_pairs_avx2_rolled,
     Avx2Pair,
     true,
+    false,
+    Sha384Avx2,
+    "avx2,bmi1,bmi2,ssse3,sse4.1"
+);
+pair_loop!(
+    compress_pairs_avx2_rolled4,
+    Avx2Pair,
+    true,
+    true,
     Sha384Avx2,
     "avx2,bmi1,bmi2,ssse3,sse4.1"
 );
 
-/// Two blocks' compressions into `state` on the pair loop (rolled when
-/// `ROLLED`), returning the state between them: for the finish of a
+/// Two blocks' compressions into `state` on the pair loop (in the layout
+/// `ROLLED` and `FOUR` pick, see [`compress_pair`]), returning the state between them: for the finish of a
 /// message whose length is secret, which keeps the state after whichever
 /// block is its last (`ct_digest`).
 #[target_feature(enable = "avx2,bmi1,bmi2,ssse3,sse4.1")]
-pub(crate) fn compress_two<const ROLLED: bool>(
+pub(crate) fn compress_two<const ROLLED: bool, const FOUR: bool>(
     state: &mut [u64; 8],
     one: &[u8; 128],
     two: &[u8; 128],
 ) -> [u64; 8] {
     // SAFETY: this function enables the features of BMI and of the
     // schedule.
-    let (mid, out) =
-        unsafe { compress_pair::<Avx2Pair, ROLLED, false>(*state, one, two, None, |_, _| {}) };
+    let (mid, out) = unsafe {
+        compress_pair::<Avx2Pair, ROLLED, FOUR, false>(*state, one, two, None, |_, _| {})
+    };
     *state = out;
     mid
 }
@@ -600,6 +629,8 @@ pub(crate) unsafe fn compress_pairs(layout: Layout, state: &mut [u64; 8], blocks
         Layout::Unrolled => unsafe { compress_pairs_avx2(state, blocks) },
         // SAFETY: the caller guarantees the features.
         Layout::Rolled => unsafe { compress_pairs_avx2_rolled(state, blocks) },
+        // SAFETY: the caller guarantees the features.
+        Layout::RolledFourStep => unsafe { compress_pairs_avx2_rolled4(state, blocks) },
     }
 }
 
@@ -625,6 +656,10 @@ mod tests {
             // SAFETY: as above.
             list.push(("pairs rolled", |s, b| unsafe {
                 compress_pairs_avx2_rolled(s, b)
+            }));
+            // SAFETY: as above.
+            list.push(("pairs rolled, four-step", |s, b| unsafe {
+                compress_pairs_avx2_rolled4(s, b)
             }));
             list.push(("avx2", |s, b| {
                 let t = Avx2::detect().expect("detected above");
@@ -686,20 +721,22 @@ mod tests {
             let b = rng.blocks::<128>(2);
             let want_mid = portable(state, &b[..1]);
             let want = portable(state, &b);
-            let (mut rolled, mut unrolled, mut chosen) = (state, state, state);
+            let (mut rolled, mut four, mut unrolled) = (state, state, state);
+            let mut chosen = state;
             // SAFETY: `Avx2::detect` succeeded, so the CPU has AVX2, BMI1,
             // BMI2, SSSE3 and SSE4.1.
             let mids = unsafe {
                 [
-                    compress_two::<true>(&mut rolled, &b[0], &b[1]),
-                    compress_two::<false>(&mut unrolled, &b[0], &b[1]),
+                    compress_two::<true, false>(&mut rolled, &b[0], &b[1]),
+                    compress_two::<true, true>(&mut four, &b[0], &b[1]),
+                    compress_two::<false, false>(&mut unrolled, &b[0], &b[1]),
                 ]
             };
             // And as this CPU's compressor runs it.
             let mid = kernel.compress_two(&mut chosen, &b[0], &b[1]);
-            assert_eq!(mids, [want_mid; 2]);
+            assert_eq!(mids, [want_mid; 3]);
             assert_eq!(mid, want_mid);
-            assert_eq!([rolled, unrolled, chosen], [want; 3]);
+            assert_eq!([rolled, four, unrolled, chosen], [want; 4]);
         }
     }
 

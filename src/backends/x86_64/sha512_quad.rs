@@ -100,27 +100,29 @@ unsafe fn compress_quad(state: [u64; 8], blocks: &[[u8; 128]], sums: &mut QuadSu
     }
     let read = base.cast_const();
     // Block one, with the schedule of all four beside its first 64 rounds.
-    let mut w = Working::start(state);
+    let mut w = Working::start::<false>(state);
     for i in 0..4 {
         let mut sched = QuadSched { x: &mut x, base, i };
         // SAFETY: runs of sixteen rounds read 8 entries from `read + 512
         // i`, inside `sums`, which only `sched` writes meanwhile (entries
         // it does not read); the caller guarantees the features.
-        unsafe { rounds16_with::<STRIDE>(&mut w, read.add(512 * i), &mut sched, &mut |_| {}) };
+        unsafe {
+            rounds16_with::<STRIDE, false>(&mut w, read.add(512 * i), &mut sched, &mut |_| {})
+        };
     }
     // SAFETY: as above.
-    unsafe { rounds16_with::<STRIDE>(&mut w, read.add(2048), &mut NoSched, &mut |_| {}) };
-    let mut regs = w.finish(state);
+    unsafe { rounds16_with::<STRIDE, false>(&mut w, read.add(2048), &mut NoSched, &mut |_| {}) };
+    let mut regs = w.finish::<false>(state);
     for blk in 1..4 {
-        let mut w = Working::start(regs);
+        let mut w = Working::start::<false>(regs);
         let lane = read.wrapping_add(16 * blk);
         for i in 0..5 {
             // SAFETY: as above, block `blk`'s lane of the same entries.
             unsafe {
-                rounds16_with::<STRIDE>(&mut w, lane.add(512 * i), &mut NoSched, &mut |_| {})
+                rounds16_with::<STRIDE, false>(&mut w, lane.add(512 * i), &mut NoSched, &mut |_| {})
             };
         }
-        regs = w.finish(regs);
+        regs = w.finish::<false>(regs);
     }
     regs
 }
