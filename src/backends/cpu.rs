@@ -55,7 +55,7 @@ fn cpu_bits() -> u32 {
 /// | CPU (CPUID vendor, family, model) | MAC-then-encrypt open, public prefix | SHA-384/512 (where AVX-512 is allowed) | SHA-1/SHA-256 batches of 3 jobs up to the lane kernels' crossover | the SHA-1/SHA-256 lane kernels (AVX-512) | stitched seal lanes (SHA-1: `STITCHED_SHA1`; SHA-256: `STITCHED_SHA256`) |
 /// |---|---|---|---|---|---|
 /// | AMD family 0x17, models 0x30 and up (Zen 2: no AVX-512) | SHA-1/SHA-256: AES-NI decryption fused with SHA-NI; SHA-384: the decryption beside the rounds of the SHA-512 pair loop (see below; model 0x31: AES-256-CBC-SHA384 open at 16 KiB 1.00-1.05x OpenSSL, decrypted then hashed 0.94-0.97x, fused with the one-block kernel 0.72-0.75x) | (no AVX-512) AVX2 schedule, BMI2 rounds, two-block loop rolled (see below; model 0x31: SHA-384 at 16 KiB 0.96-1.03x OpenSSL, unrolled 0.83-0.85x) | in lanes: eight AES-NI CBC lanes, hashed two streams at a time on SHA-NI, SHA-1 eight AVX2 lanes at a time from 7 busy lanes (see below; model 0x31: 4 x 16 KiB seal 1.28x one by one for SHA-1, 1.35x for SHA-256; open 1.20-1.22x and 1.30-1.32x) | (no AVX-512) | (no AVX-512) |
-/// | AMD family 0x19, models 0x00-0x0F and 0x20-0x5F (Zen 3: no AVX-512) | SHA-1/SHA-256: AES-NI decryption fused with SHA-NI; SHA-384: AES-NI decryption beside the rounds of the SHA-512 pair loop, as on Zen 2 (model 1: AES-256-CBC-SHA384 open at 16 KiB 1.05x OpenSSL, decrypted then hashed 0.91x; see below) | (no AVX-512) AVX2 schedule, BMI2 rounds, two-block loop rolled, from two blocks (model 1: HMAC-SHA384 at 16 KiB / 1 KiB / 256 B 0.99x / 1.00x / 1.03x OpenSSL, unrolled from eight blocks 0.87x / 0.90x / 0.94x; see below) | in lanes: eight AES-NI CBC lanes, hashed two streams at a time on SHA-NI (model 1: two streams hash 1.80x as fast as one for SHA-1, 1.59x for SHA-256) | (no AVX-512) | (no AVX-512) |
+/// | AMD family 0x19, models 0x00-0x0F and 0x20-0x5F (Zen 3: no AVX-512) | SHA-1/SHA-256: AES-NI decryption fused with SHA-NI; SHA-384: AES-NI decryption beside the rounds of the SHA-512 pair loop, as on Zen 2 (model 1: AES-256-CBC-SHA384 open at 16 KiB 1.05x OpenSSL, decrypted then hashed 0.91x; see below) | (no AVX-512) AVX2 schedule, BMI2 rounds, two-block loop rolled, from two blocks, single blocks on its code (model 1: HMAC-SHA384 at 16 KiB / 1 KiB / 256 B 0.99x / 1.00x / 1.03x OpenSSL, unrolled from eight blocks 0.87x / 0.90x / 0.94x; see below) | in lanes: eight AES-NI CBC lanes, hashed two streams at a time on SHA-NI (model 1: two streams hash 1.80x as fast as one for SHA-1, 1.59x for SHA-256) | (no AVX-512) | (no AVX-512) |
 /// | AMD family 0x19, other models (Zen 4) | VAES-512 decryption fused with SHA-NI | AVX-512VL schedule and split rounds (6-7% faster than AVX2 there, the split rounds about 5% more), one block at a time (see below) | in lanes, hashed two streams at a time on SHA-NI (model 0x11: two streams hash 1.75x as fast as one for SHA-1, 1.62x for SHA-256) | from 5 busy lanes (SHA-1) and 14 (SHA-256): 512-bit instructions run as two halves (see below) | from 3 records (model 0x11: three of 16 KiB 1.35x one by one, four of 16 KiB 1.73x against 1.44x for two SHA-NI streams, four of 768 bytes 1.18x); SHA-256 two lanes at a time on SHA-NI, 3 to 6 records (see below) |
 /// | AMD family 0x1A (Zen 5) and later | VAES-512 decryption fused with SHA-NI; SHA-384: AES-NI decryption beside the rounds of the SHA-512 pair loop, as on Zen 2 (not measured there; see below) | AVX2 schedule, BMI2 rounds (SHA-384 at 16 KiB: 1.06 GB/s against 0.75-0.77 GB/s for the AVX-512VL kernel), two-block loop rolled, on the four-step rounds (not measured there; see below) | in lanes, hashed two streams at a time on SHA-NI (model 2: two streams hash 1.8x as fast as one for SHA-1, 1.5x for SHA-256) | from the sixteen-lane crossover (not measured there) | from 5 records (not measured there) |
 /// | Intel | SHA-1/SHA-256: AES-NI decryption fused with SHA-NI; SHA-384: the whole prefix decrypted, then hashed (see below) | AVX-512VL schedule and split rounds (family 6 model 0xCF: SHA-384 at 16 KiB 0.94x OpenSSL against 0.84x for AVX2, medians of 6 alternating runs; model 0xA7: 0.98-1.01x against 0.98-1.03x, a tie); model 0xCF hashes runs of four blocks or more four at a time, their schedules in zmm registers (see below; HMAC-SHA384 at 16 KiB 1.03x OpenSSL, the two-block loop 0.98x) | one record at a time (family 6 models 0xCF and 0xA7: two streams hash only 1.2x as fast as one, less than the stitched single seal gains) | from 4 busy lanes (SHA-1) and 6 (SHA-256) on the eight-lane kernels (model 0xA7: an eight-lane call costs 0.67-0.71 of a sixteen-lane one; see below) | from 3 records (model 0xA7) |
@@ -152,7 +152,19 @@ fn cpu_bits() -> u32 {
 /// brackets) HMAC-SHA384 ran at 0.99x / 1.00x / 1.03x at 16 KiB / 1 KiB /
 /// 256 B (0.87x / 0.90x / 0.94x), and Zen 2's row, the rolled loop from
 /// eight blocks, at 0.98x / 1.00x / 0.94x in the same runs; its open at
-/// 1.06x / 0.91x / 0.96x against Zen 3's 1.05x / 0.95x / 1.00x. Zen 1
+/// 1.06x / 0.91x / 0.96x against Zen 3's 1.05x / 0.95x / 1.00x. Zen 3
+/// also hashes the blocks the pair loop leaves (a run of one, an odd last
+/// block, the MAC's last inner block and its outer block) one at a time
+/// on the rolled loop's code for block one (`sha512_single_rolled`):
+/// about a third of the one-block kernel's code, which with the pair loop
+/// overflows the decoded-instruction cache there, so each message
+/// decoded the one-block kernel anew. Over 128 blocks in a row, where it
+/// stays cached, the one-block kernel took 195-223 ns a block depending
+/// on the build's code layout and the rolled code 186 ns; against
+/// OpenSSL (family 0x19 model 1, medians of 6 alternating runs, the
+/// one-block kernel in brackets) HMAC-SHA384 ran at 1.04x / 0.99x at 256
+/// B / 1 KiB (0.99x / 0.97x), the SHA-384 open at 1.10x / 0.99x (1.03x /
+/// 0.95x), equal at 16 KiB. Zen 1
 /// (family 0x17 below model 0x30) was not measured and keeps the
 /// defaults. Intel family 6 model 0xCF runs the loop rolled too (its
 /// decoded-instruction cache also holds 4,096 operations): 16 KiB of
@@ -379,6 +391,10 @@ pub(crate) struct Tuning {
     /// one-block kernel (`sha512::e_half4`, `sha512::a_part`; else the
     /// five-step ones, three instructions a round fewer).
     pub(crate) sha512_pairs_four_step: bool,
+    /// On the AVX2 SHA-512 kernel, hash runs too short for the pair loop
+    /// one block at a time on the rolled pair loop's code
+    /// (`sha512_pair::compress_one`; else on the one-block kernel).
+    pub(crate) sha512_single_rolled: bool,
 }
 
 /// [`Tuning::get`]'s choices as bits: 0 before CPUID is read; else 1 |
@@ -388,7 +404,8 @@ pub(crate) struct Tuning {
 /// stitched_ni_pairs << 10 | sha512_pairs_rolled << 11 |
 /// sha384_open_pairs << 12 | avx2_sha1_lanes << 13 | avx2_sha512_lanes << 14
 /// | pair_tails << 15 | sha512_quads << 16 | sha1_avx512_schedule << 17 |
-/// sha512_short_pairs << 18 | sha512_pairs_four_step << 19.
+/// sha512_short_pairs << 18 | sha512_pairs_four_step << 19 |
+/// sha512_single_rolled << 20.
 static CACHE: core::sync::atomic::AtomicU32 = core::sync::atomic::AtomicU32::new(0);
 
 impl Tuning {
@@ -422,6 +439,7 @@ impl Tuning {
             sha1_avx512_schedule: bits & 131072 != 0,
             sha512_short_pairs: bits & 262144 != 0,
             sha512_pairs_four_step: bits & 524288 != 0,
+            sha512_single_rolled: bits & 1048576 != 0,
         }
     }
 
@@ -455,7 +473,8 @@ impl Tuning {
             | u32::from(t.sha512_quads) << 16
             | u32::from(t.sha1_avx512_schedule) << 17
             | u32::from(t.sha512_short_pairs) << 18
-            | u32::from(t.sha512_pairs_four_step) << 19;
+            | u32::from(t.sha512_pairs_four_step) << 19
+            | u32::from(t.sha512_single_rolled) << 20;
         CACHE.store(bits, core::sync::atomic::Ordering::Relaxed);
         bits
     }
@@ -491,6 +510,7 @@ impl Tuning {
             sha1_avx512_schedule: intel && family == 6 && model == 0xcf,
             sha512_short_pairs: zen3,
             sha512_pairs_four_step: zen5,
+            sha512_single_rolled: zen3,
         }
     }
 
@@ -850,27 +870,28 @@ mod tests {
                 t.sha1_avx512_schedule,
                 t.sha512_short_pairs,
                 t.sha512_pairs_four_step,
+                t.sha512_single_rolled,
             ]
         };
         let zen2 = [
             true, true, true, true, false, false, false, false, false, true, true, true, true,
-            true, true, false, false, false, false,
+            true, true, false, false, false, false, false,
         ];
         let zen3 = [
             true, true, true, true, false, false, true, false, false, false, true, true, false,
-            false, false, false, false, true, false,
+            false, false, false, false, true, false, true,
         ];
         let zen4 = [
             true, true, true, true, true, false, false, true, true, true, false, false, false,
-            false, false, false, false, false, false,
+            false, false, false, false, false, false, false,
         ];
         let zen5 = [
             true, false, true, true, true, false, false, false, false, false, true, true, false,
-            false, false, false, false, false, true,
+            false, false, false, false, false, true, false,
         ];
         let intel = [
             false, true, false, true, false, true, true, false, true, false, false, false, false,
-            false, false, false, false, false, false,
+            false, false, false, false, false, false, false,
         ];
         // Model 0xCF runs the SHA-512 pair loop rolled, the four-block loop
         // from four blocks, and SHA-1's schedule on AVX-512VL.
@@ -880,11 +901,11 @@ mod tests {
         intel_cf[16] = true;
         let other = [
             false, true, false, true, true, false, true, false, false, false, false, false, false,
-            false, false, false, false, false, false,
+            false, false, false, false, false, false, false,
         ];
         let zen1 = [
             true, true, false, true, true, false, false, false, false, false, false, false, false,
-            false, false, false, false, false, false,
+            false, false, false, false, false, false, false,
         ];
         // Zen 2: Rome, Renoir, Matisse; Zen 1 and Zen+ keep the defaults.
         for model in [0x31, 0x60, 0x71] {

@@ -129,10 +129,8 @@ fn prefix<const N: usize, const ROLLED: bool, const FOUR: bool>(
     // when no pair ran.
     let mut b = 2 * p;
     if b == 0 && full > 0 {
-        regs = compress(
-            regs,
-            core::slice::from_ref(&first_block::<Sha384Avx2>(header, region)),
-        );
+        let first = first_block::<Sha384Avx2>(header, region);
+        super::sha512::compress512_avx2(token, &mut regs, core::slice::from_ref(&first));
         b = 1;
     }
     if b < full {
@@ -143,14 +141,6 @@ fn prefix<const N: usize, const ROLLED: bool, const FOUR: bool>(
         super::sha512::compress512_avx2(token, &mut regs, blocks);
     }
     regs
-}
-
-/// SHA-512's compression of `blocks` on the one-block AVX2 kernel.
-#[inline(always)]
-fn compress(mut state: [u64; 8], blocks: &[[u8; 128]]) -> [u64; 8] {
-    // SAFETY: inlined into `prefix`, which enables the kernel's features.
-    unsafe { super::sha512::compress_blocks_avx2(&mut state, blocks) };
-    state
 }
 
 /// `data[at..at + 128]`.

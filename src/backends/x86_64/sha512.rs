@@ -882,6 +882,9 @@ pub(crate) fn compress512_avx2(token: super::Avx2, state: &mut [u64; 8], blocks:
         // SAFETY: `token` proves the CPU has AVX2, BMI1, BMI2, SSSE3 and
         // SSE4.1, the features the loop enables.
         unsafe { super::sha512_pair::compress_pairs(pair_layout(), state, blocks) }
+    } else if tuning.sha512_single_rolled {
+        // SAFETY: as above.
+        unsafe { super::sha512_pair::compress_one(state, blocks) }
     } else {
         // SAFETY: as above, the features the kernel enables.
         unsafe { compress_blocks_avx2(state, blocks) }

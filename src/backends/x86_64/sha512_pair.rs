@@ -10,8 +10,10 @@
 //! do no schedule work at all. The integer rounds and the vector schedule
 //! share the execution ports on Intel cores, so halving the schedule's
 //! instructions per block speeds up the rounds too. An odd last block goes
-//! through the one-block kernel. Used from `sha512::PAIRS_FROM` blocks on
-//! (from two on the CPUs whose `Tuning` asks for `sha512_short_pairs`):
+//! through the one-block kernel (or, where `Tuning::sha512_single_rolled`
+//! asks, through the rolled loop's code for block one, [`compress_one`]).
+//! Used from `sha512::PAIRS_FROM` blocks on (from two on the CPUs whose
+//! `Tuning` asks for `sha512_short_pairs`):
 //! on Intel Xeon family 6 model 0xCF, 2-7% faster than the AVX-512 kernel's
 //! one-block loop and 7-10% faster than the AVX2 one's, at 8 to 128 blocks.
 //! The rounds ([`rounds16_with`]) serve the four-block loop of
@@ -126,6 +128,8 @@ pub(crate) enum Layout {
 /// `FOUR` picks (the four-step ones when true): the state after block
 /// one, then after block two.
 ///
+/// Without `two`, block one alone: its schedule runs in both lanes, and
+/// both states returned are the state after it (see [`compress_one`]).
 /// `kept` is a sums buffer the caller keeps from pair to pair; without
 /// one, the pair zeroes its own (see below). With `BESIDE`, `beside` runs
 /// beside block two (see [`compress_pair_beside`]); without, it is never
@@ -143,10 +147,11 @@ unsafe fn compress_pair<
 >(
     state: [u64; 8],
     one: &[u8; 128],
-    two: &[u8; 128],
+    two: Option<&[u8; 128]>,
     kept: Option<&mut PairSums>,
     mut beside: impl FnMut(usize, usize),
 ) -> ([u64; 8], [u64; 8]) {
+    let two_or_one = two.unwrap_or(one);
     // Reverses the bytes of each 64-bit lane.
     // SAFETY: the caller guarantees AVX2.
     let bswap = unsafe {
@@ -160,7 +165,7 @@ unsafe fn compress_pair<
     let mut x: [__m256i; 8] = core::array::from_fn(|i| {
         let (lo, hi) = (
             super::load(super::block(one, 16 * i)),
-            super::load(super::block(two, 16 * i)),
+            super::load(super::block(two_or_one, 16 * i)),
         );
         // SAFETY: the caller guarantees AVX2.
         unsafe {
@@ -223,6 +228,9 @@ unsafe fn compress_pair<
     // SAFETY: as said above.
     unsafe { rounds16::<S, false, FOUR>(&mut w, base.add(1024), &mut x, sums, 0, none) };
     let mid = w.finish::<FOUR>(state);
+    if two.is_none() {
+        return (mid, mid);
+    }
     // Block two, from the stored sums alone, with the caller's work
     // beside its first 64 rounds.
     let mut w = Working::start::<FOUR>(mid);
@@ -280,7 +288,9 @@ pub(crate) unsafe fn compress_pair_beside<const ROLLED: bool, const FOUR: bool>(
     beside: impl FnMut(usize, usize),
 ) -> [u64; 8] {
     // SAFETY: the caller guarantees the features.
-    unsafe { compress_pair::<Avx2Pair, ROLLED, FOUR, true>(state, one, two, Some(sums), beside).1 }
+    unsafe {
+        compress_pair::<Avx2Pair, ROLLED, FOUR, true>(state, one, Some(two), Some(sums), beside).1
+    }
 }
 
 /// Both blocks' schedule for rounds 16 i + 4 g + 16 .. + 20 (pairs
@@ -559,16 +569,21 @@ macro_rules! pair_loop {
                     compress_pair::<$schedule, $rolled, $four, false>(
                         regs,
                         &pair[0],
-                        &pair[1],
+                        Some(&pair[1]),
                         wk.as_mut(),
                         |_, _| {},
                     )
                     .1
                 };
             }
-            for b in pairs.remainder() {
-                // SAFETY: this function enables the kernel's features.
-                regs = unsafe { <$kernel as HashKernel>::compress(regs, b) };
+            if $rolled && crate::backends::cpu::Tuning::get().sha512_single_rolled {
+                // The odd last block on the rolled code too.
+                compress_one(&mut regs, pairs.remainder());
+            } else {
+                for b in pairs.remainder() {
+                    // SAFETY: this function enables the kernel's features.
+                    regs = unsafe { <$kernel as HashKernel>::compress(regs, b) };
+                }
             }
             *state = regs;
         }
@@ -613,10 +628,29 @@ pub(crate) fn compress_two<const ROLLED: bool, const FOUR: bool>(
     // SAFETY: this function enables the features of BMI and of the
     // schedule.
     let (mid, out) = unsafe {
-        compress_pair::<Avx2Pair, ROLLED, FOUR, false>(*state, one, two, None, |_, _| {})
+        compress_pair::<Avx2Pair, ROLLED, FOUR, false>(*state, one, Some(two), None, |_, _| {})
     };
     *state = out;
     mid
+}
+
+/// Each block's compression into `state`, one at a time, on the code of
+/// the rolled pair loop's first block (its schedule in both lanes): about
+/// a third of the one-block kernel's code, for the CPUs whose
+/// decoded-instruction cache that kernel and the pair loop overflow
+/// together (see `Tuning::sha512_single_rolled`).
+#[target_feature(enable = "avx2,bmi1,bmi2,ssse3,sse4.1")]
+pub(crate) fn compress_one(state: &mut [u64; 8], blocks: &[[u8; 128]]) {
+    let mut regs = *state;
+    let mut wk = PairSums::new();
+    for b in blocks {
+        // SAFETY: this function enables the features of BMI and of the
+        // schedule.
+        regs = unsafe {
+            compress_pair::<Avx2Pair, true, false, false>(regs, b, None, Some(&mut wk), |_, _| {}).0
+        };
+    }
+    *state = regs;
 }
 
 /// The pair loop in `layout`.
@@ -660,6 +694,10 @@ mod tests {
             // SAFETY: as above.
             list.push(("pairs rolled, four-step", |s, b| unsafe {
                 compress_pairs_avx2_rolled4(s, b)
+            }));
+            // SAFETY: as above.
+            list.push(("pairs' code, one block at a time", |s, b| unsafe {
+                compress_one(s, b)
             }));
             list.push(("avx2", |s, b| {
                 let t = Avx2::detect().expect("detected above");
