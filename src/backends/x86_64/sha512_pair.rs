@@ -577,8 +577,22 @@ macro_rules! pair_loop {
                 };
             }
             if $rolled && crate::backends::cpu::Tuning::get().sha512_single_rolled {
-                // The odd last block on the rolled code too.
-                compress_one(&mut regs, pairs.remainder());
+                // The odd last block on the rolled code too, on the sums
+                // buffer the pairs used (nothing to zero when the count
+                // is even).
+                for b in pairs.remainder() {
+                    // SAFETY: as above.
+                    regs = unsafe {
+                        compress_pair::<$schedule, true, $four, false>(
+                            regs,
+                            b,
+                            None,
+                            wk.as_mut(),
+                            |_, _| {},
+                        )
+                        .0
+                    };
+                }
             } else {
                 for b in pairs.remainder() {
                     // SAFETY: this function enables the kernel's features.
