@@ -58,7 +58,7 @@ fn cpu_bits() -> u32 {
 /// | AMD family 0x19, models 0x00-0x0F and 0x20-0x5F (Zen 3: no AVX-512) | SHA-1/SHA-256: AES-NI decryption fused with SHA-NI; SHA-384: AES-NI decryption beside the rounds of the SHA-512 pair loop, as on Zen 2 (model 1: AES-256-CBC-SHA384 open at 16 KiB 1.05x OpenSSL, decrypted then hashed 0.91x; see below) | (no AVX-512) AVX2 schedule, BMI2 rounds, two-block loop rolled, from two blocks, single blocks on its code (model 1: HMAC-SHA384 at 16 KiB / 1 KiB / 256 B 0.99x / 1.00x / 1.03x OpenSSL, unrolled from eight blocks 0.87x / 0.90x / 0.94x; see below) | in lanes: eight AES-NI CBC lanes, hashed two streams at a time on SHA-NI (model 1: two streams hash 1.80x as fast as one for SHA-1, 1.59x for SHA-256) | (no AVX-512) | (no AVX-512) |
 /// | AMD family 0x19, other models (Zen 4) | VAES-512 decryption fused with SHA-NI | AVX-512VL schedule and split rounds (6-7% faster than AVX2 there, the split rounds about 5% more), one block at a time (see below) | in lanes, hashed two streams at a time on SHA-NI (model 0x11: two streams hash 1.75x as fast as one for SHA-1, 1.62x for SHA-256) | from 5 busy lanes (SHA-1) and 14 (SHA-256): 512-bit instructions run as two halves (see below) | from 3 records (model 0x11: three of 16 KiB 1.35x one by one, four of 16 KiB 1.73x against 1.44x for two SHA-NI streams, four of 768 bytes 1.18x); SHA-256 two lanes at a time on SHA-NI, 3 to 6 records (see below) |
 /// | AMD family 0x1A (Zen 5) and later | VAES-512 decryption fused with SHA-NI; SHA-384: AES-NI decryption beside the rounds of the SHA-512 pair loop, as on Zen 2 (not measured there; see below) | AVX2 schedule, BMI2 rounds (SHA-384 at 16 KiB: 1.06 GB/s against 0.75-0.77 GB/s for the AVX-512VL kernel), two-block loop rolled, on the four-step rounds (not measured there; see below) | in lanes, hashed two streams at a time on SHA-NI (model 2: two streams hash 1.8x as fast as one for SHA-1, 1.5x for SHA-256) | from the sixteen-lane crossover (not measured there) | from 5 records (not measured there) |
-/// | Intel | SHA-1/SHA-256: AES-NI decryption fused with SHA-NI; SHA-384: the whole prefix decrypted, then hashed (see below) | AVX-512VL schedule and split rounds (family 6 model 0xCF: SHA-384 at 16 KiB 0.94x OpenSSL against 0.84x for AVX2, medians of 6 alternating runs; model 0xA7: 0.98-1.01x against 0.98-1.03x, a tie); model 0xCF hashes runs of four blocks or more four at a time, their schedules in zmm registers (see below; HMAC-SHA384 at 16 KiB 1.03x OpenSSL, the two-block loop 0.98x) | one record at a time (family 6 models 0xCF and 0xA7: two streams hash only 1.2x as fast as one, less than the stitched single seal gains) | from 4 busy lanes (SHA-1) and 6 (SHA-256) on the eight-lane kernels (model 0xA7: an eight-lane call costs 0.67-0.71 of a sixteen-lane one; see below) | from 3 records (model 0xA7) |
+/// | Intel | SHA-1/SHA-256: AES-NI decryption fused with SHA-NI; SHA-384: the whole prefix decrypted, then hashed (see below) | AVX-512VL schedule and split rounds (family 6 model 0xCF: SHA-384 at 16 KiB 0.94x OpenSSL against 0.84x for AVX2, medians of 6 alternating runs; model 0xA7: 0.98-1.01x against 0.98-1.03x, a tie); models 0xCF and 0xA7 hash runs of four blocks or more four at a time, their schedules in zmm registers (see below; HMAC-SHA384 at 16 KiB 1.03x OpenSSL on model 0xCF, the two-block loop 0.98x; 1.02x on model 0xA7, the one-block kernel and the unrolled two-block loop 0.96x) | one record at a time (family 6 models 0xCF and 0xA7: two streams hash only 1.2x as fast as one, less than the stitched single seal gains) | from 4 busy lanes (SHA-1) and 6 (SHA-256) on the eight-lane kernels (model 0xA7: an eight-lane call costs 0.67-0.71 of a sixteen-lane one; see below) | from 3 records (model 0xA7) |
 /// | any other | AES-NI decryption fused with SHA-NI | AVX-512VL schedule and split rounds | one record at a time | from the sixteen-lane crossover | from 5 records |
 ///
 /// AMD Zen 2, Zen 3 and Intel open SHA-384 records unfused. On Zen 3 the
@@ -175,8 +175,12 @@ fn cpu_bits() -> u32 {
 /// 1.04-1.11x against 0.92-1.08x, HMAC-SHA384 at 16 KiB 0.89-0.99x against
 /// 0.87-0.97x. Block two of each pair on the split rounds (its a half on
 /// the idle vector units) took 0.5-1.5% less time than the rolled loop (3
-/// runs), within the noise, and is not used. Other Intel models were not
-/// measured and keep the unrolled loop.
+/// runs), within the noise, and is not used. Model 0xA7 runs it rolled
+/// as well (over 128 blocks 148.8 ns a block against 152.4 ns unrolled,
+/// medians of 301 alternating rounds, two quiet runs alike), though
+/// there its AVX-512 kernel hashes long runs four blocks at a time
+/// (below) and the rolled loop serves the AVX2 kernel only. Other Intel
+/// models were not measured and keep the unrolled loop.
 ///
 /// Model 0xCF now hashes runs of four blocks or more in the four-block
 /// loop of `sha512_quad` (`sha512_quads`), the last one to three blocks of
@@ -190,26 +194,37 @@ fn cpu_bits() -> u32 {
 /// medians): HMAC-SHA384 at 16 KiB 1.03x (1.02-1.08x) against 0.98x
 /// (0.93-1.01x), at 1 KiB 1.04x against 1.01x; the SHA-384 open at 16
 /// KiB 1.08x (1.06-1.12x) against 1.02x (1.01-1.05x), at 1 KiB 1.07x
-/// against 1.04x. Not measured elsewhere: LLVM's pipeline model of Zen 4,
+/// against 1.04x. Model 0xA7 takes it too: over 128 blocks 146.6 ns a
+/// block against 152.4 ns for the unrolled two-block loop it ran before
+/// and 159.8 ns for the one-block AVX-512VL kernel (medians of 301
+/// alternating rounds; the rolled loop on the four-step rounds, 145.0 ns,
+/// ties it there, but starts at eight blocks); against OpenSSL (one binary, this row and the
+/// one before in alternating processes, 4 runs each, medians, before in
+/// brackets) HMAC-SHA384 at 16 KiB 1.02x (0.96x), at 1 KiB 1.025x
+/// (0.985x), the SHA-384 open 1.065x (1.01x) and 1.07x (1.03x).
+/// Not measured elsewhere: LLVM's pipeline model of Zen 4,
 /// which it also uses for Zen 5, puts sixteen of the loop's rounds at 95
 /// cycles with the schedule beside them and without, so there the rounds'
 /// latency bounds it, not the ports.
 ///
-/// Model 0xCF also runs SHA-1's message schedule on AVX-512VL
+/// Models 0xCF and 0xA7 also run SHA-1's message schedule on AVX-512VL
 /// (`sha1_avx512_schedule`, `sha::Sha1NiVl`) beside the SHA-NI rounds.
 /// There `sha1msg2` issues once every 4-5 cycles (eight independent
 /// chains) and its chain through the schedule, not the rounds, bounds the
 /// hash; `sha1nexte` takes a share of the `sha1rnds4` unit. `vprold`,
 /// `vpternlogd` and a masked add do the same work in single-cycle
 /// instructions. The hash, the HMAC, the stitched seals and the fused
-/// open take it; the SHA-NI lane kernels do not. One binary, the model
-/// 0xA7 row (SHA-NI throughout) and this one in alternating processes, 5
-/// runs each, medians against OpenSSL at 16 KiB / 1 KiB / 256 B:
+/// open take it; the SHA-NI lane kernels do not. On model 0xCF, one
+/// binary, SHA-NI throughout and this schedule in alternating processes,
+/// 5 runs each, medians against OpenSSL at 16 KiB / 1 KiB / 256 B:
 /// HMAC-SHA1 1.11x / 1.13x / 1.19x against 1.04x / 1.09x / 1.12x, the
 /// AES-128-CBC-SHA1 seal 1.16x / 1.33x / 1.60x against 1.05x / 1.22x /
 /// 1.44x, its open 1.10x / 1.72x / 2.51x against 1.07x / 1.65x / 2.29x;
 /// the AES-256-CBC-SHA1 seal, bound by its AES chain, 1.06x at 16 KiB
-/// either way. Not measured on other CPUs.
+/// either way. On model 0xA7 (the same way, 4 runs each): HMAC-SHA1 1.04x
+/// / 1.07x / 1.10x against 0.98x / 1.015x / 1.08x, the seal 1.12x / 1.25x /
+/// 1.465x against 1.07x / 1.21x / 1.405x, the open 1.10x / 1.73x / 2.35x
+/// against 1.05x / 1.67x / 2.29x. Not measured on other CPUs.
 ///
 /// Everywhere, eight or fewer busy lanes that the sixteen-lane kernels
 /// would take run in the eight-lane ones instead: a 256-bit instruction
@@ -490,6 +505,8 @@ impl Tuning {
         let zen4 = amd && family == 0x19 && !zen3;
         let zen5 = amd && family >= 0x1a;
         let intel = &vendor == b"GenuineIntel";
+        // Intel family 6 models 0xA7 and 0xCF, measured alike (see above).
+        let intel_measured = intel && family == 6 && matches!(model, 0xa7 | 0xcf);
         Tuning {
             vaes_sha_ni_fusion: amd,
             sha512_avx512: !amd || family < 0x1a,
@@ -501,13 +518,13 @@ impl Tuning {
             halved_512: zen4,
             stitched_sha1: intel || zen4,
             stitched_ni_pairs: zen4 || zen2,
-            sha512_pairs_rolled: zen2 || zen3 || zen5 || (intel && family == 6 && model == 0xcf),
+            sha512_pairs_rolled: zen2 || zen3 || zen5 || intel_measured,
             sha384_open_pairs: zen2 || zen3 || zen5,
             avx2_sha1_lanes: zen2,
             avx2_sha512_lanes: zen2,
             pair_tails: zen2,
-            sha512_quads: intel && family == 6 && model == 0xcf,
-            sha1_avx512_schedule: intel && family == 6 && model == 0xcf,
+            sha512_quads: intel_measured,
+            sha1_avx512_schedule: intel_measured,
             sha512_short_pairs: zen3,
             sha512_pairs_four_step: zen5,
             sha512_single_rolled: zen3,
@@ -893,8 +910,9 @@ mod tests {
             false, true, false, true, false, true, true, false, true, false, false, false, false,
             false, false, false, false, false, false, false,
         ];
-        // Model 0xCF runs the SHA-512 pair loop rolled, the four-block loop
-        // from four blocks, and SHA-1's schedule on AVX-512VL.
+        // Models 0xA7 and 0xCF run the SHA-512 pair loop rolled, the
+        // four-block loop from four blocks, and SHA-1's schedule on
+        // AVX-512VL.
         let mut intel_cf = intel;
         intel_cf[10] = true;
         intel_cf[15] = true;
@@ -926,7 +944,9 @@ mod tests {
         assert_eq!(t(b"AuthenticAMD", 0x1a, 0x44), zen5);
         assert_eq!(t(b"AuthenticAMD", 0x1b, 0), zen5);
         assert_eq!(t(b"GenuineIntel", 6, 0xcf), intel_cf);
-        assert_eq!(t(b"GenuineIntel", 6, 0xa7), intel);
+        assert_eq!(t(b"GenuineIntel", 6, 0xa7), intel_cf);
+        // Sapphire Rapids, not measured.
+        assert_eq!(t(b"GenuineIntel", 6, 0x8f), intel);
         // Intel family 0x19 model 1 is not Zen 3.
         assert_eq!(t(b"GenuineIntel", 0x19, 0x01), intel);
         assert_eq!(t(b"HygonGenuine", 0x18, 0x01), other);
