@@ -107,12 +107,19 @@ fn rows_choose_kernels() {
     // rolled nor the four-block loop, no SHA-384 clause); Zen 2's depend
     // on whether AVX-512 is here (its table row assumes none), so only its
     // vectors are checked. Intel models 0xA7 and 0xCF name the four-block
-    // loop when AVX-512 is allowed, else the rolled two-block loop.
+    // loop when AVX-512 is allowed, else the rolled two-block loop; model
+    // 0xA7 runs them on the four-step rounds.
     let avx512 = backend == Backend::Vaes512ShaNi;
-    let cf = if avx512 {
-        "four-block AVX-512 loop"
+    let (cf, a7) = if avx512 {
+        (
+            "four-block AVX-512 loop",
+            "four-block AVX-512 loop, four-step rounds",
+        )
     } else {
-        "rolled two-block loop"
+        (
+            "rolled two-block loop",
+            "rolled two-block loop, four-step rounds",
+        )
     };
     // Zen 3's open runs beside the pair loop on the AVX2 kernel, which its
     // row picks only where AVX-512 is not here.
@@ -137,7 +144,7 @@ fn rows_choose_kernels() {
         ),
         (
             "GenuineIntel:0x6:0xa7",
-            Some((cf, "decrypted, then hashed")),
+            Some((a7, "decrypted, then hashed")),
         ),
         (
             "GenuineIntel:0x6:0xcf",

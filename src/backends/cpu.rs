@@ -58,7 +58,7 @@ fn cpu_bits() -> u32 {
 /// | AMD family 0x19, models 0x00-0x0F and 0x20-0x5F (Zen 3: no AVX-512) | SHA-1/SHA-256: AES-NI decryption fused with SHA-NI; SHA-384: AES-NI decryption beside the rounds of the SHA-512 pair loop, as on Zen 2 (model 1: AES-256-CBC-SHA384 open at 16 KiB 1.05x OpenSSL, decrypted then hashed 0.91x; see below) | (no AVX-512) AVX2 schedule, BMI2 rounds, two-block loop rolled, from two blocks, single blocks on its code (model 1: HMAC-SHA384 at 16 KiB / 1 KiB / 256 B 0.99x / 1.00x / 1.03x OpenSSL, unrolled from eight blocks 0.87x / 0.90x / 0.94x; see below) | in lanes: eight AES-NI CBC lanes, hashed two streams at a time on SHA-NI (model 1: two streams hash 1.80x as fast as one for SHA-1, 1.59x for SHA-256) | (no AVX-512) | (no AVX-512) |
 /// | AMD family 0x19, other models (Zen 4) | VAES-512 decryption fused with SHA-NI | AVX-512VL schedule and split rounds (6-7% faster than AVX2 there, the split rounds about 5% more), one block at a time (see below) | in lanes, hashed two streams at a time on SHA-NI (model 0x11: two streams hash 1.75x as fast as one for SHA-1, 1.62x for SHA-256) | from 5 busy lanes (SHA-1) and 14 (SHA-256): 512-bit instructions run as two halves (see below) | from 3 records (model 0x11: three of 16 KiB 1.35x one by one, four of 16 KiB 1.73x against 1.44x for two SHA-NI streams, four of 768 bytes 1.18x); SHA-256 two lanes at a time on SHA-NI, 3 to 6 records (see below) |
 /// | AMD family 0x1A (Zen 5) and later | VAES-512 decryption fused with SHA-NI; SHA-384: AES-NI decryption beside the rounds of the SHA-512 pair loop, as on Zen 2 (not measured there; see below) | AVX2 schedule, BMI2 rounds (SHA-384 at 16 KiB: 1.06 GB/s against 0.75-0.77 GB/s for the AVX-512VL kernel), two-block loop rolled, on the four-step rounds (not measured there; see below) | in lanes, hashed two streams at a time on SHA-NI (model 2: two streams hash 1.8x as fast as one for SHA-1, 1.5x for SHA-256) | from the sixteen-lane crossover (not measured there) | from 5 records (not measured there) |
-/// | Intel | SHA-1/SHA-256: AES-NI decryption fused with SHA-NI; SHA-384: the whole prefix decrypted, then hashed (see below) | AVX-512VL schedule and split rounds (family 6 model 0xCF: SHA-384 at 16 KiB 0.94x OpenSSL against 0.84x for AVX2, medians of 6 alternating runs; model 0xA7: 0.98-1.01x against 0.98-1.03x, a tie); models 0xCF and 0xA7 hash runs of four blocks or more four at a time, their schedules in zmm registers (see below; HMAC-SHA384 at 16 KiB 1.03x OpenSSL on model 0xCF, the two-block loop 0.98x; 1.02x on model 0xA7, the one-block kernel and the unrolled two-block loop 0.96x) | one record at a time (family 6 models 0xCF and 0xA7: two streams hash only 1.2x as fast as one, less than the stitched single seal gains) | from 4 busy lanes (SHA-1) and 6 (SHA-256) on the eight-lane kernels (model 0xA7: an eight-lane call costs 0.67-0.71 of a sixteen-lane one; see below) | from 3 records (model 0xA7) |
+/// | Intel | SHA-1/SHA-256: AES-NI decryption fused with SHA-NI; SHA-384: the whole prefix decrypted, then hashed (see below) | AVX-512VL schedule and split rounds (family 6 model 0xCF: SHA-384 at 16 KiB 0.94x OpenSSL against 0.84x for AVX2, medians of 6 alternating runs; model 0xA7: 0.98-1.01x against 0.98-1.03x, a tie); models 0xCF and 0xA7 hash runs of four blocks or more four at a time, their schedules in zmm registers (see below; HMAC-SHA384 at 16 KiB 1.03x OpenSSL on model 0xCF, the two-block loop 0.98x; 1.07x on model 0xA7, on the four-step rounds, the unrolled two-block loop 0.96x) | one record at a time (family 6 models 0xCF and 0xA7: two streams hash only 1.2x as fast as one, less than the stitched single seal gains) | from 4 busy lanes (SHA-1) and 6 (SHA-256) on the eight-lane kernels (model 0xA7: an eight-lane call costs 0.67-0.71 of a sixteen-lane one; see below) | from 3 records (model 0xA7) |
 /// | any other | AES-NI decryption fused with SHA-NI | AVX-512VL schedule and split rounds | one record at a time | from the sixteen-lane crossover | from 5 records |
 ///
 /// AMD Zen 2, Zen 3 and Intel open SHA-384 records unfused. On Zen 3 the
@@ -194,15 +194,23 @@ fn cpu_bits() -> u32 {
 /// medians): HMAC-SHA384 at 16 KiB 1.03x (1.02-1.08x) against 0.98x
 /// (0.93-1.01x), at 1 KiB 1.04x against 1.01x; the SHA-384 open at 16
 /// KiB 1.08x (1.06-1.12x) against 1.02x (1.01-1.05x), at 1 KiB 1.07x
-/// against 1.04x. Model 0xA7 takes it too: over 128 blocks 146.6 ns a
-/// block against 152.4 ns for the unrolled two-block loop it ran before
-/// and 159.8 ns for the one-block AVX-512VL kernel (medians of 301
-/// alternating rounds; the rolled loop on the four-step rounds, 145.0 ns,
-/// ties it there, but starts at eight blocks); against OpenSSL (one binary, this row and the
-/// one before in alternating processes, 4 runs each, medians, before in
-/// brackets) HMAC-SHA384 at 16 KiB 1.02x (0.96x), at 1 KiB 1.025x
-/// (0.985x), the SHA-384 open 1.065x (1.01x) and 1.07x (1.03x).
-/// Not measured elsewhere: LLVM's pipeline model of Zen 4,
+/// against 1.04x. Model 0xA7 takes it too, on the four-step rounds
+/// (`sha512_pairs_four_step`): there, as on Zen 5, the four-step rounds'
+/// shorter chain pays for their three more instructions. Over 128 blocks
+/// (medians of 301 alternating rounds, two runs alike) the four-block loop took
+/// 137.6 ns a block on the four-step rounds, 146.5 ns on the five-step
+/// ones, against 152.4 ns for the unrolled two-block loop the row ran
+/// before, 144.9 ns for the rolled one on the four-step rounds and 159.8
+/// ns for the one-block AVX-512VL kernel. Against OpenSSL (one binary,
+/// this CPU's row and another in alternating processes, 4 runs each,
+/// medians): the four-block loop on the five-step rounds, against the
+/// two-block loop before it, took HMAC-SHA384 at 16 KiB to 1.02x from
+/// 0.96x, at 1 KiB to 1.025x from 0.985x, and the SHA-384 open at 16 KiB
+/// to 1.065x from 1.01x; the four-step rounds then took HMAC-SHA384 to
+/// 1.07x at 16 KiB and 1 KiB (1.015x and 1.03x in those runs) and the open
+/// at 16 KiB to 1.11x (1.06x). Model 0xCF keeps the five-step rounds, not
+/// measured with the four-step ones. Not measured elsewhere: LLVM's
+/// pipeline model of Zen 4,
 /// which it also uses for Zen 5, puts sixteen of the loop's rounds at 95
 /// cycles with the schedule beside them and without, so there the rounds'
 /// latency bounds it, not the ports.
@@ -402,9 +410,10 @@ pub(crate) struct Tuning {
     /// messages, the SHA-384 open's last prefix blocks, and the MAC's
     /// secret-length finish two blocks a call (else one block at a time).
     pub(crate) sha512_short_pairs: bool,
-    /// Run the rolled SHA-512 pair loop on the four-step rounds of the
-    /// one-block kernel (`sha512::e_half4`, `sha512::a_part`; else the
-    /// five-step ones, three instructions a round fewer).
+    /// Run the rolled SHA-512 pair loop and the four-block loop on the
+    /// four-step rounds of the one-block kernel (`sha512::e_half4`,
+    /// `sha512::a_part`; else the five-step ones, three instructions a
+    /// round fewer).
     pub(crate) sha512_pairs_four_step: bool,
     /// On the AVX2 SHA-512 kernel, hash runs too short for the pair loop
     /// one block at a time on the rolled pair loop's code
@@ -526,7 +535,7 @@ impl Tuning {
             sha512_quads: intel_measured,
             sha1_avx512_schedule: intel_measured,
             sha512_short_pairs: zen3,
-            sha512_pairs_four_step: zen5,
+            sha512_pairs_four_step: zen5 || (intel && family == 6 && model == 0xa7),
             sha512_single_rolled: zen3,
         }
     }
@@ -944,7 +953,10 @@ mod tests {
         assert_eq!(t(b"AuthenticAMD", 0x1a, 0x44), zen5);
         assert_eq!(t(b"AuthenticAMD", 0x1b, 0), zen5);
         assert_eq!(t(b"GenuineIntel", 6, 0xcf), intel_cf);
-        assert_eq!(t(b"GenuineIntel", 6, 0xa7), intel_cf);
+        // Model 0xA7 also runs those loops on the four-step rounds.
+        let mut intel_a7 = intel_cf;
+        intel_a7[18] = true;
+        assert_eq!(t(b"GenuineIntel", 6, 0xa7), intel_a7);
         // Sapphire Rapids, not measured.
         assert_eq!(t(b"GenuineIntel", 6, 0x8f), intel);
         // Intel family 0x19 model 1 is not Zen 3.

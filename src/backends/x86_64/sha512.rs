@@ -902,7 +902,13 @@ pub(crate) fn compress512_avx512(
     if blocks.len() >= QUADS_FROM && tuning.sha512_quads {
         // SAFETY: `token` proves the CPU has AVX-512 F, BW and VL, AVX2,
         // BMI1, BMI2, SSSE3 and SSE4.1, the features the loop enables.
-        unsafe { super::sha512_quad::compress_quads(state, blocks) }
+        unsafe {
+            if tuning.sha512_pairs_four_step {
+                super::sha512_quad::compress_quads::<true>(state, blocks)
+            } else {
+                super::sha512_quad::compress_quads::<false>(state, blocks)
+            }
+        }
     } else if blocks.len() >= PAIRS_FROM && tuning.sha512_pairs_avx512 {
         // Long runs in pairs, with the AVX2 schedule (compiled without
         // AVX-512: on Intel Xeon family 6 model 0xCF the AVX-512VL schedule,
@@ -974,7 +980,9 @@ impl Sha512Kernel {
             },
             Sha512Kernel::Avx512(_) => {
                 let t = crate::backends::cpu::Tuning::get();
-                if t.sha512_quads {
+                if t.sha512_quads && t.sha512_pairs_four_step {
+                    "AVX-512VL schedule and split rounds, four-block AVX-512 loop, four-step rounds"
+                } else if t.sha512_quads {
                     "AVX-512VL schedule and split rounds, four-block AVX-512 loop"
                 } else if t.sha512_pairs_avx512 && t.sha512_pairs_rolled {
                     "AVX-512VL schedule and split rounds, rolled two-block loop"

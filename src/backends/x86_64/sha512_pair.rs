@@ -730,7 +730,11 @@ mod tests {
             // SAFETY: both detections succeeded, so the CPU has AVX-512
             // F, BW and VL, AVX2, BMI1, BMI2, SSSE3 and SSE4.1.
             list.push(("quads", |s, b| unsafe {
-                super::super::sha512_quad::compress_quads(s, b)
+                super::super::sha512_quad::compress_quads::<false>(s, b)
+            }));
+            // SAFETY: as above.
+            list.push(("quads, four-step", |s, b| unsafe {
+                super::super::sha512_quad::compress_quads::<true>(s, b)
             }));
         } else {
             eprintln!("SKIPPED: SHA-512 AVX-512 bulk path (CPU lacks AVX2/BMI2 or AVX-512F/BW/VL)");
