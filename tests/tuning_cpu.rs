@@ -138,7 +138,7 @@ fn rows_choose_kernels() {
         (
             "AuthenticAMD:0x1a:0x2",
             Some((
-                "AVX2 schedule, BMI2 rounds, rolled two-block loop",
+                "AVX2 schedule, BMI2 rounds, rolled two-block loop, four-step rounds",
                 "beside the two-block",
             )),
         ),
@@ -175,6 +175,13 @@ fn rows_choose_kernels() {
         } else {
             assert!(kernel.contains(sha384), "{value}: {line}");
         }
+        // The round form is named exactly where the row takes it (model
+        // 0xCF's name is a prefix of model 0xA7's).
+        assert_eq!(
+            kernel.contains("four-step"),
+            sha384.contains("four-step"),
+            "{value}: {line}"
+        );
         if open.is_empty() {
             assert!(!opened.contains("SHA-384"), "{value}: {line}");
         } else {
