@@ -580,6 +580,14 @@ fn sha256_rounds<F: FnMut(usize)>(r: Sha256Regs, msg: [__m128i; 4], mut slot: F)
     let mut w = msg;
     let mut abef = r.abef;
     let mut cdgh = r.cdgh;
+    // The feed-forward copy, a value apart from the one the rounds start
+    // from: a register allocator short of registers keeps it on the stack
+    // (a store now, a load at the end, both off the hash chain) instead of
+    // the state itself (a store at the end and a reload at the start of
+    // the next block, on the chain).
+    let mut save = r;
+    super::pin_xmm(&mut save.abef);
+    super::pin_xmm(&mut save.cdgh);
     macro_rules! group {
         ($i:literal) => {
             if $i >= 4 {
@@ -615,8 +623,8 @@ fn sha256_rounds<F: FnMut(usize)>(r: Sha256Regs, msg: [__m128i; 4], mut slot: F)
     group!(14);
     group!(15);
     Sha256Regs {
-        abef: _mm_add_epi32(abef, r.abef),
-        cdgh: _mm_add_epi32(cdgh, r.cdgh),
+        abef: _mm_add_epi32(abef, save.abef),
+        cdgh: _mm_add_epi32(cdgh, save.cdgh),
     }
 }
 
