@@ -41,9 +41,9 @@ fn rustls_client_against_gnutls_serv() {
             format!("--x509keyfile={}", certs.key.display()),
             format!("--priority={}", case.gnutls_priority()),
         ];
-        let mut peer = Peer::spawn("gnutls-serv", "gnutls-serv", &args, dir.path());
+        let spawn = || Peer::spawn("gnutls-serv", "gnutls-serv", &args, dir.path());
         let config = client_config(provider_with(&[case.suite]), &certs);
-        client_against(&case, config, port, &mut peer, PeerIo::Echo);
+        client_against(&case, config, port, &spawn, PeerIo::Echo);
         eprintln!(
             "PASSED: rustls client -> gnutls-serv, {}: 1 MiB each way",
             case.name()

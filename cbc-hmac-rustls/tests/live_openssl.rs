@@ -151,9 +151,9 @@ fn rustls_client_against_openssl_s_server() {
             s("-naccept"),
             s("1"),
         ];
-        let mut peer = Peer::spawn("openssl s_server", "openssl", &args, dir.path());
+        let spawn = || Peer::spawn("openssl s_server", "openssl", &args, dir.path());
         let config = client_config(provider_with(&[case.suite]), &certs);
-        client_against(&case, config, port, &mut peer, PeerIo::StdinStdout);
+        client_against(&case, config, port, &spawn, PeerIo::StdinStdout);
         eprintln!(
             "PASSED: rustls client -> openssl s_server, {}: 1 MiB each way",
             case.name()

@@ -459,10 +459,51 @@ impl Peer {
         }
     }
 
-    /// What the peer said, for failure messages.
-    pub fn describe(&self) -> String {
-        format!("{} stderr:\n{}", self.name, self.stderr())
+    /// Gives the threads draining the peer's pipes time to catch up: a
+    /// peer that prints why it closes and then closes is seen closing
+    /// first, and its words arrive a little later.
+    pub fn settle(&self) {
+        thread::sleep(Duration::from_millis(300));
     }
+
+    /// Whether the peer said anything of an error or an alert: on
+    /// stderr, and on stdout too unless stdout carries the test data.
+    pub fn said_error(&self, stdout_is_data: bool) -> bool {
+        let mut said = self.stderr();
+        if !stdout_is_data {
+            said.push_str(&String::from_utf8_lossy(&self.stdout()));
+        }
+        let said = said.to_ascii_lowercase();
+        said.contains("error") || said.contains("alert")
+    }
+
+    /// What the peer said (the end of it: an echo server logs every line
+    /// it echoes), and whether it has exited, for failure messages.
+    pub fn describe(&mut self) -> String {
+        const TAIL: usize = 4096;
+        let status = match self.child.try_wait() {
+            Ok(Some(status)) => format!("exited ({status})"),
+            Ok(None) => "running".to_string(),
+            Err(e) => format!("unknown ({e})"),
+        };
+        let stdout = self.stdout();
+        format!(
+            "{} {status}; stdout: {} bytes, ending:\n{}\nstderr:\n{}",
+            self.name,
+            stdout.len(),
+            tail(&String::from_utf8_lossy(&stdout), TAIL),
+            tail(&self.stderr(), TAIL),
+        )
+    }
+}
+
+/// The last `max` bytes of `text` or a little more (whole characters).
+fn tail(text: &str, max: usize) -> &str {
+    let mut start = text.len().saturating_sub(max);
+    while !text.is_char_boundary(start) {
+        start -= 1;
+    }
+    &text[start..]
 }
 
 fn drain(pipe: &mut dyn Read, into: &Mutex<Vec<u8>>) {
