@@ -71,12 +71,12 @@ fn gnutls_cli_against_rustls_server() {
             // Status lines to the file, so stdout holds only the data.
             format!("--logfile={}", log.display()),
         ];
-        let mut peer = Peer::spawn("gnutls-cli", "gnutls-cli", &args, dir.path());
+        let spawn = || Peer::spawn("gnutls-cli", "gnutls-cli", &args, dir.path());
         let config = common::server_config(
             std::sync::Arc::new(cbc_hmac_rustls::default_provider()),
             &certs,
         );
-        server_against(&case, config, &listener, &mut peer);
+        server_against(&case, config, &listener, &spawn);
         eprintln!(
             "PASSED: gnutls-cli -> rustls server, {}: 1 MiB each way",
             case.name()

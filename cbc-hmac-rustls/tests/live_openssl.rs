@@ -187,13 +187,13 @@ fn openssl_s_client_against_rustls_server() {
             s("-no_etm"),
             s("-quiet"),
         ];
-        let mut peer = Peer::spawn("openssl s_client", "openssl", &args, dir.path());
+        let spawn = || Peer::spawn("openssl s_client", "openssl", &args, dir.path());
         // The server offers everything it has; the client picks the suite.
         let config = common::server_config(
             std::sync::Arc::new(cbc_hmac_rustls::default_provider()),
             &certs,
         );
-        server_against(&case, config, &listener, &mut peer);
+        server_against(&case, config, &listener, &spawn);
         eprintln!(
             "PASSED: openssl s_client -> rustls server, {}: 1 MiB each way",
             case.name()

@@ -19,17 +19,37 @@ pub enum PeerIo {
     Echo,
 }
 
+/// A connection that went away under the rustls side with no word from
+/// either TLS side: the socket reset, aborted or closed, no alert to
+/// rustls, nothing of an error or alert said by the peer. Holds what
+/// happened and what the peer had said.
+pub struct Dropped(String);
+
+/// Runs `attempt` against a peer from `spawn`, and if the connection was
+/// [`Dropped`], once more against a new peer, saying so with a `RETRY:`
+/// line; a second drop fails. A peer that refuses a record says so before
+/// it closes, and a fault in the records repeats, so this never passes
+/// over a record that was wrong; what it covers is the peer process or
+/// its connection vanishing (seen once on a loaded host, before the peer
+/// had said anything).
+fn retried(
+    what: &str,
+    spawn: &dyn Fn() -> Peer,
+    mut attempt: impl FnMut(&mut Peer) -> Result<(), Dropped>,
+) {
+    let mut peer = spawn();
+    if let Err(Dropped(first)) = attempt(&mut peer) {
+        eprintln!("RETRY: {what}, {first}");
+        drop(peer);
+        let mut peer = spawn();
+        if let Err(Dropped(again)) = attempt(&mut peer) {
+            panic!("dropped twice: {again}; the first time: {first}");
+        }
+    }
+}
+
 /// A rustls client on `port` against a peer server from `spawn`: data
-/// up, data down.
-///
-/// A run in which the connection goes away under the client with no word
-/// from either TLS side (the socket reset, aborted or closed, no alert to
-/// the client, nothing of an error or alert said by the peer) is run once
-/// more against a new peer, saying so with a `RETRY:` line; a second such
-/// run fails. A peer that refuses a record says so before it closes, so
-/// this never retries past a record it rejected; what it covers is the
-/// peer process or its connection vanishing (seen once on a loaded host,
-/// before the peer had said anything).
+/// up, data down; [`retried`] once if the connection is [`Dropped`].
 pub fn client_against(
     case: &Case,
     config: Arc<ClientConfig>,
@@ -37,20 +57,10 @@ pub fn client_against(
     spawn: &dyn Fn() -> Peer,
     io: PeerIo,
 ) {
-    let mut peer = spawn();
-    if let Err(Dropped(first)) = exchange(case, Arc::clone(&config), port, &mut peer, io) {
-        eprintln!("RETRY: {}, {first}", case.name());
-        drop(peer);
-        let mut peer = spawn();
-        if let Err(Dropped(again)) = exchange(case, config, port, &mut peer, io) {
-            panic!("dropped twice: {again}; the first time: {first}");
-        }
-    }
+    retried(&case.name(), spawn, |peer| {
+        exchange(case, Arc::clone(&config), port, peer, io)
+    });
 }
-
-/// A connection that went away under the client without a word from the
-/// peer: what happened and what the peer had said.
-struct Dropped(String);
 
 /// One connection to the peer, 1 MiB each way, every byte checked; panics
 /// on anything but a silent drop of the connection.
@@ -126,9 +136,8 @@ fn exchange(
     Ok(())
 }
 
-/// An I/O error on the client's connection: a silent drop (see
-/// [`client_against`]) is returned, anything else panics with what the
-/// peer said.
+/// An I/O error on the rustls side's connection: a silent drop (see
+/// [`Dropped`]) is returned, anything else panics with what the peer said.
 fn io_failure(what: &str, e: std::io::Error, peer: &mut Peer, stdout_is_data: bool) -> Dropped {
     use std::io::ErrorKind::{BrokenPipe, ConnectionAborted, ConnectionReset, UnexpectedEof};
     let transport = matches!(
@@ -143,14 +152,28 @@ fn io_failure(what: &str, e: std::io::Error, peer: &mut Peer, stdout_is_data: bo
     }
 }
 
-/// A rustls server on `listener` against the peer client, which was fed
-/// the up data on stdin and prints what it receives.
+/// A rustls server on `listener` against a peer client from `spawn`,
+/// which is fed the up data on stdin and prints what it receives;
+/// [`retried`] once if the connection is [`Dropped`].
 pub fn server_against(
     case: &Case,
     config: Arc<ServerConfig>,
     listener: &TcpListener,
-    peer: &mut Peer,
+    spawn: &dyn Fn() -> Peer,
 ) {
+    retried(&case.name(), spawn, |peer| {
+        serve(case, Arc::clone(&config), listener, peer)
+    });
+}
+
+/// One connection from the peer, 1 MiB each way, every byte checked;
+/// panics on anything but a silent drop of the connection.
+fn serve(
+    case: &Case,
+    config: Arc<ServerConfig>,
+    listener: &TcpListener,
+    peer: &mut Peer,
+) -> Result<(), Dropped> {
     let up = test_data(TRANSFER_LEN, 3);
     peer.feed_stdin(up.clone());
     let tcp = super::accept_within(listener, peer);
@@ -158,7 +181,7 @@ pub fn server_against(
     let mut tls = StreamOwned::new(conn, tcp);
     let mut got = vec![0u8; up.len()];
     tls.read_exact(&mut got)
-        .unwrap_or_else(|e| panic!("receive: {e}; {}", peer.describe()));
+        .map_err(|e| io_failure("receive", e, peer, true))?;
     assert!(
         got == up,
         "client to server: {}",
@@ -167,8 +190,8 @@ pub fn server_against(
     assert_eq!(tls.conn.negotiated_cipher_suite(), Some(case.suite));
     let down = test_data(TRANSFER_LEN, 4);
     tls.write_all(&down)
-        .unwrap_or_else(|e| panic!("send: {e}; {}", peer.describe()));
-    tls.flush().unwrap();
+        .and_then(|()| tls.flush())
+        .map_err(|e| io_failure("send", e, peer, true))?;
     assert!(
         peer.wait_stdout(down.len(), TIMEOUT),
         "peer got {} of {} bytes; {}",
@@ -186,6 +209,7 @@ pub fn server_against(
     let _ = tls.flush();
     // Let the peer see the close_notify and exit by itself.
     let _ = peer.wait_exit(Duration::from_secs(2));
+    Ok(())
 }
 
 /// The rustls error inside an I/O error from a rustls stream.

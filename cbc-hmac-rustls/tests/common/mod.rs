@@ -487,11 +487,13 @@ impl Peer {
             Err(e) => format!("unknown ({e})"),
         };
         let stdout = self.stdout();
+        // Escaped: where stdout carries the test data, it is binary.
+        let end = &stdout[stdout.len().saturating_sub(TAIL / 4)..];
         format!(
             "{} {status}; stdout: {} bytes, ending:\n{}\nstderr:\n{}",
             self.name,
             stdout.len(),
-            tail(&String::from_utf8_lossy(&stdout), TAIL),
+            end.escape_ascii(),
             tail(&self.stderr(), TAIL),
         )
     }
