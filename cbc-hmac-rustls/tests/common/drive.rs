@@ -28,10 +28,9 @@ pub struct Dropped(String);
 /// Runs `attempt` against a peer from `spawn`, and if the connection was
 /// [`Dropped`], once more against a new peer, saying so with a `RETRY:`
 /// line; a second drop fails. A peer that refuses a record says so before
-/// it closes, and a fault in the records repeats, so this never passes
-/// over a record that was wrong; what it covers is the peer process or
-/// its connection vanishing (seen once on a loaded host, before the peer
-/// had said anything).
+/// it closes, which fails the test at once, without a retry; what this
+/// covers is the peer process or its connection vanishing (seen once on a
+/// loaded host, before the peer had said anything).
 fn retried(
     what: &str,
     spawn: &dyn Fn() -> Peer,
