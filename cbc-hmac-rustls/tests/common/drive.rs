@@ -25,23 +25,16 @@ pub enum PeerIo {
 /// happened and what the peer had said.
 pub struct Dropped(String);
 
-/// Runs `attempt` against a peer from `spawn`, and if the connection was
-/// [`Dropped`], once more against a new peer, saying so with a `RETRY:`
-/// line; a second drop fails. A peer that refuses a record says so before
-/// it closes, which fails the test at once, without a retry; what this
-/// covers is the peer process or its connection vanishing (seen once on a
-/// loaded host, before the peer had said anything).
-fn retried(
-    what: &str,
-    spawn: &dyn Fn() -> Peer,
-    mut attempt: impl FnMut(&mut Peer) -> Result<(), Dropped>,
-) {
-    let mut peer = spawn();
-    if let Err(Dropped(first)) = attempt(&mut peer) {
+/// Runs `attempt` (which starts its own peer), and if the connection was
+/// [`Dropped`], once more, saying so with a `RETRY:` line; a second drop
+/// fails. A peer that refuses a record says so before it closes, which
+/// fails the test at once, without a retry; what this covers is the peer
+/// process or its connection vanishing (seen once on a loaded host,
+/// before the peer had said anything).
+pub fn retried(what: &str, mut attempt: impl FnMut() -> Result<(), Dropped>) {
+    if let Err(Dropped(first)) = attempt() {
         eprintln!("RETRY: {what}, {first}");
-        drop(peer);
-        let mut peer = spawn();
-        if let Err(Dropped(again)) = attempt(&mut peer) {
+        if let Err(Dropped(again)) = attempt() {
             panic!("dropped twice: {again}; the first time: {first}");
         }
     }
@@ -56,8 +49,8 @@ pub fn client_against(
     spawn: &dyn Fn() -> Peer,
     io: PeerIo,
 ) {
-    retried(&case.name(), spawn, |peer| {
-        exchange(case, Arc::clone(&config), port, peer, io)
+    retried(&case.name(), || {
+        exchange(case, Arc::clone(&config), port, &mut spawn(), io)
     });
 }
 
@@ -160,8 +153,8 @@ pub fn server_against(
     listener: &TcpListener,
     spawn: &dyn Fn() -> Peer,
 ) {
-    retried(&case.name(), spawn, |peer| {
-        serve(case, Arc::clone(&config), listener, peer)
+    retried(&case.name(), || {
+        serve(case, Arc::clone(&config), listener, &mut spawn())
     });
 }
 
@@ -211,6 +204,20 @@ fn serve(
     Ok(())
 }
 
+/// After rustls refused the tampered record: whether the peer reported
+/// the alert rustls sent it (`seen`). Not seen, a peer that something
+/// outside the test killed counts as [`Dropped`]; otherwise the test
+/// fails.
+pub fn alert_seen(seen: bool, case: &Case, peer: &mut Peer) -> Result<(), Dropped> {
+    if seen {
+        Ok(())
+    } else if peer.killed() {
+        Err(Dropped(format!("no alert; {}", peer.describe())))
+    } else {
+        panic!("{}: no alert; {}", case.name(), peer.describe())
+    }
+}
+
 /// The rustls error inside an I/O error from a rustls stream.
 fn rustls_error(e: &std::io::Error) -> Option<rustls::Error> {
     e.get_ref()
@@ -220,21 +227,23 @@ fn rustls_error(e: &std::io::Error) -> Option<rustls::Error> {
 
 /// A rustls client through a proxy (on `port`) that tampers with the
 /// server's first application-data record: the client must fail with
-/// rustls's decrypt error. Returns it.
+/// rustls's decrypt error. Returns it, or that the connection was
+/// [`Dropped`].
 pub fn client_gets_tampered(
     config: Arc<ClientConfig>,
     port: u16,
     peer: &mut Peer,
     io: PeerIo,
-) -> rustls::Error {
+) -> Result<rustls::Error, Dropped> {
     let tcp = std::net::TcpStream::connect(("127.0.0.1", port)).unwrap();
     tcp.set_read_timeout(Some(TIMEOUT)).unwrap();
     let conn = ClientConnection::new(config, super::server_name()).unwrap();
     let mut tls = StreamOwned::new(conn, tcp);
     let hello = super::text_data(128, 7);
+    let stdout_is_data = io == PeerIo::StdinStdout;
     tls.write_all(&hello)
-        .unwrap_or_else(|e| panic!("send: {e}; {}", peer.describe()));
-    tls.flush().unwrap();
+        .and_then(|()| tls.flush())
+        .map_err(|e| io_failure("send", e, peer, stdout_is_data))?;
     if io == PeerIo::StdinStdout {
         assert!(
             peer.wait_stdout(hello.len(), TIMEOUT),
@@ -243,31 +252,45 @@ pub fn client_gets_tampered(
         );
         peer.feed_stdin(super::text_data(1000, 8));
     }
-    read_fails(&mut tls, peer)
+    read_fails(&mut tls, peer, stdout_is_data)
 }
 
 /// A rustls server whose peer client goes through a proxy that tampers
 /// with the client's first application-data record: the server must fail
-/// with rustls's decrypt error. Returns it.
+/// with rustls's decrypt error. Returns it, or that the connection was
+/// [`Dropped`].
 pub fn server_gets_tampered(
     config: Arc<ServerConfig>,
     listener: &TcpListener,
     peer: &mut Peer,
-) -> rustls::Error {
+) -> Result<rustls::Error, Dropped> {
     peer.feed_stdin(super::text_data(1000, 9));
     let tcp = super::accept_within(listener, peer);
     let conn = ServerConnection::new(config).unwrap();
     let mut tls = StreamOwned::new(conn, tcp);
-    read_fails(&mut tls, peer)
+    read_fails(&mut tls, peer, true)
 }
 
 /// The first read must fail with a rustls error (the first record that
-/// arrives is the tampered one); returns it.
-fn read_fails(tls: &mut impl Read, peer: &mut Peer) -> rustls::Error {
+/// arrives is the tampered one); returns it, or that the connection was
+/// [`Dropped`] (an end of stream counting as one).
+fn read_fails(
+    tls: &mut impl Read,
+    peer: &mut Peer,
+    stdout_is_data: bool,
+) -> Result<rustls::Error, Dropped> {
     let mut buf = [0u8; 4096];
     match tls.read(&mut buf) {
-        Ok(0) => panic!("closed without an error; {}", peer.describe()),
+        Ok(0) => Err(io_failure(
+            "closed without an error",
+            std::io::ErrorKind::UnexpectedEof.into(),
+            peer,
+            stdout_is_data,
+        )),
         Ok(_) => panic!("a tampered record was accepted; {}", peer.describe()),
-        Err(e) => rustls_error(&e).unwrap_or_else(|| panic!("{e}; {}", peer.describe())),
+        Err(e) => match rustls_error(&e) {
+            Some(err) => Ok(err),
+            None => Err(io_failure("receive", e, peer, stdout_is_data)),
+        },
     }
 }

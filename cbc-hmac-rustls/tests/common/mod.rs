@@ -340,6 +340,8 @@ pub struct Peer {
     writer: Option<JoinHandle<ChildStdin>>,
     stdout: Arc<Mutex<Vec<u8>>>,
     stderr: Arc<Mutex<Vec<u8>>>,
+    /// Where the peer writes its status lines, if not to stderr.
+    log: Option<PathBuf>,
 }
 
 impl Peer {
@@ -374,7 +376,23 @@ impl Peer {
             child,
             stdout,
             stderr,
+            log: None,
         }
+    }
+
+    /// Names the file the peer was told to write its status lines to,
+    /// which is then read as its stderr is.
+    pub fn with_log(mut self, log: &Path) -> Peer {
+        self.log = Some(log.to_path_buf());
+        self
+    }
+
+    /// What the peer wrote to its log file, if it has one.
+    fn log_text(&self) -> String {
+        self.log
+            .as_ref()
+            .and_then(|l| std::fs::read_to_string(l).ok())
+            .unwrap_or_default()
     }
 
     /// Writes `data` to the peer's stdin from a thread (a pipe holds far
@@ -422,6 +440,13 @@ impl Peer {
         }
     }
 
+    /// Whether the peer was ended by a signal: the test sends none before
+    /// it drops a peer, so something outside the test ended it.
+    pub fn killed(&mut self) -> bool {
+        use std::os::unix::process::ExitStatusExt;
+        matches!(self.child.try_wait(), Ok(Some(status)) if status.signal().is_some())
+    }
+
     /// Waits for the peer to exit by itself, for at most `timeout`.
     pub fn wait_exit(&mut self, timeout: Duration) -> bool {
         let deadline = Instant::now() + timeout;
@@ -467,9 +492,10 @@ impl Peer {
     }
 
     /// Whether the peer said anything of an error or an alert: on
-    /// stderr, and on stdout too unless stdout carries the test data.
+    /// stderr or in its log, and on stdout too unless stdout carries the
+    /// test data.
     pub fn said_error(&self, stdout_is_data: bool) -> bool {
-        let mut said = self.stderr();
+        let mut said = self.stderr() + &self.log_text();
         if !stdout_is_data {
             said.push_str(&String::from_utf8_lossy(&self.stdout()));
         }
@@ -489,8 +515,16 @@ impl Peer {
         let stdout = self.stdout();
         // Escaped: where stdout carries the test data, it is binary.
         let end = &stdout[stdout.len().saturating_sub(TAIL / 4)..];
+        let log = match &self.log {
+            Some(path) => format!(
+                "\nlog {}:\n{}",
+                path.display(),
+                tail(&self.log_text(), TAIL)
+            ),
+            None => String::new(),
+        };
         format!(
-            "{} {status}; stdout: {} bytes, ending:\n{}\nstderr:\n{}",
+            "{} {status}; stdout: {} bytes, ending:\n{}\nstderr:\n{}{log}",
             self.name,
             stdout.len(),
             end.escape_ascii(),
