@@ -1,5 +1,6 @@
 //! The rustls side of the live tests: one connection, 1 MiB each way,
-//! every byte checked.
+//! every byte checked, or one tampered record refused; a run whose peer
+//! vanished under it is run once more ([`retried`]).
 
 use std::io::{Read, Write};
 use std::net::TcpListener;
@@ -20,9 +21,10 @@ pub enum PeerIo {
 }
 
 /// A connection that went away under the rustls side with no word from
-/// either TLS side: the socket reset, aborted or closed, no alert to
-/// rustls, nothing of an error or alert said by the peer. Holds what
-/// happened and what the peer had said.
+/// either TLS side (the socket reset, aborted or closed, no alert to
+/// rustls, nothing of an error or alert said by the peer), or a peer
+/// killed from outside before it reported the alert rustls sent it. Holds
+/// what happened and what the peer had said.
 pub struct Dropped(String);
 
 /// Runs `attempt` (which starts its own peer), and if the connection was
