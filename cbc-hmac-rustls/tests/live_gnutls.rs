@@ -11,6 +11,7 @@
 mod common;
 
 use std::net::TcpListener;
+use std::path::Path;
 
 use common::drive::{
     PeerIo, alert_seen, client_against, client_gets_tampered, retried, server_against,
@@ -18,11 +19,41 @@ use common::drive::{
 };
 use common::ports::free_tcp_port;
 use common::proxy::{Direction, Proxy};
-use common::{Peer, TempDir, cases, client_config, have_tool, make_certs, provider_with};
+use common::{
+    Case, Certs, Peer, TempDir, cases, client_config, have_tool, make_certs, provider_with,
+};
 
 fn have_tools(program: &str, what: &str) -> bool {
     have_tool(program, &["--version"], "gnutls-bin", what)
         && have_tool("openssl", &["version"], "openssl", what)
+}
+
+/// `gnutls-serv` echoing on `port`, held to the case's suite.
+fn gnutls_serv_args(case: &Case, certs: &Certs, port: u16) -> Vec<String> {
+    vec![
+        "--echo".to_string(),
+        "-p".to_string(),
+        port.to_string(),
+        format!("--x509certfile={}", certs.cert.display()),
+        format!("--x509keyfile={}", certs.key.display()),
+        format!("--priority={}", case.gnutls_priority()),
+    ]
+}
+
+/// Starts `gnutls-cli` against `port`, held to the case's suite, its
+/// status lines in `log` (emptied first), so its stdout holds only the
+/// data.
+fn gnutls_cli(case: &Case, certs: &Certs, port: u16, log: &Path, dir: &Path) -> Peer {
+    let args = vec![
+        "-p".to_string(),
+        port.to_string(),
+        "127.0.0.1".to_string(),
+        format!("--x509cafile={}", certs.ca.display()),
+        format!("--priority={}", case.gnutls_priority()),
+        format!("--logfile={}", log.display()),
+    ];
+    let _ = std::fs::remove_file(log);
+    Peer::spawn("gnutls-cli", "gnutls-cli", &args, dir).with_log(log)
 }
 
 #[test]
@@ -34,14 +65,7 @@ fn rustls_client_against_gnutls_serv() {
     for case in cases() {
         let certs = make_certs(dir.path(), case.key);
         let port = free_tcp_port();
-        let args = vec![
-            "--echo".to_string(),
-            "-p".to_string(),
-            port.to_string(),
-            format!("--x509certfile={}", certs.cert.display()),
-            format!("--x509keyfile={}", certs.key.display()),
-            format!("--priority={}", case.gnutls_priority()),
-        ];
+        let args = gnutls_serv_args(&case, &certs, port);
         let spawn = || Peer::spawn("gnutls-serv", "gnutls-serv", &args, dir.path());
         let config = client_config(provider_with(&[case.suite]), &certs);
         client_against(&case, config, port, &spawn, PeerIo::Echo);
@@ -63,19 +87,7 @@ fn gnutls_cli_against_rustls_server() {
         let listener = TcpListener::bind("127.0.0.1:0").unwrap();
         let port = listener.local_addr().unwrap().port();
         let log = dir.path().join("gnutls-cli.log");
-        let args = vec![
-            "-p".to_string(),
-            port.to_string(),
-            "127.0.0.1".to_string(),
-            format!("--x509cafile={}", certs.ca.display()),
-            format!("--priority={}", case.gnutls_priority()),
-            // Status lines to the file, so stdout holds only the data.
-            format!("--logfile={}", log.display()),
-        ];
-        let spawn = || {
-            let _ = std::fs::remove_file(&log);
-            Peer::spawn("gnutls-cli", "gnutls-cli", &args, dir.path()).with_log(&log)
-        };
+        let spawn = || gnutls_cli(&case, &certs, port, &log, dir.path());
         let config = common::server_config(
             std::sync::Arc::new(cbc_hmac_rustls::default_provider()),
             &certs,
@@ -90,8 +102,8 @@ fn gnutls_cli_against_rustls_server() {
 
 /// Whether the peer reports the alert it was sent: `needle` in its
 /// output or its log file.
-fn saw_alert(peer: &mut Peer, log: Option<&std::path::Path>, needle: &str) -> bool {
-    peer.wait_said(needle, log, std::time::Duration::from_secs(20))
+fn saw_alert(peer: &mut Peer, needle: &str) -> bool {
+    peer.wait_said(needle, std::time::Duration::from_secs(20))
 }
 
 #[test]
@@ -109,14 +121,7 @@ fn tampered_records_from_gnutls_are_rejected() {
             // A port of its own each time: a proxy left from a dropped
             // run may still be trying the last one.
             let port = free_tcp_port();
-            let args = vec![
-                "--echo".to_string(),
-                "-p".to_string(),
-                port.to_string(),
-                format!("--x509certfile={}", certs.cert.display()),
-                format!("--x509keyfile={}", certs.key.display()),
-                format!("--priority={}", case.gnutls_priority()),
-            ];
+            let args = gnutls_serv_args(&case, &certs, port);
             let mut peer = Peer::spawn("gnutls-serv", "gnutls-serv", &args, dir.path());
             // The proxy connects once the server listens.
             let proxy = Proxy::start(port, Direction::ToClient);
@@ -124,7 +129,7 @@ fn tampered_records_from_gnutls_are_rejected() {
             let err = client_gets_tampered(config, proxy.port, &mut peer, PeerIo::Echo)?;
             assert_eq!(err, rustls::Error::DecryptError, "{}", case.name());
             // gnutls-serv does not name the alert.
-            let seen = saw_alert(&mut peer, None, "A TLS fatal alert has been received");
+            let seen = saw_alert(&mut peer, "A TLS fatal alert has been received");
             alert_seen(seen, &case, &mut peer)?;
             assert!(proxy.tampered());
             Ok(())
@@ -134,24 +139,14 @@ fn tampered_records_from_gnutls_are_rejected() {
         retried(&format!("{}, tampered, gnutls-cli", case.name()), || {
             let listener = TcpListener::bind("127.0.0.1:0").unwrap();
             let proxy = Proxy::start(listener.local_addr().unwrap().port(), Direction::ToServer);
-            let args = vec![
-                "-p".to_string(),
-                proxy.port.to_string(),
-                "127.0.0.1".to_string(),
-                format!("--x509cafile={}", certs.ca.display()),
-                format!("--priority={}", case.gnutls_priority()),
-                format!("--logfile={}", log.display()),
-            ];
-            let _ = std::fs::remove_file(&log);
-            let mut peer =
-                Peer::spawn("gnutls-cli", "gnutls-cli", &args, dir.path()).with_log(&log);
+            let mut peer = gnutls_cli(&case, &certs, proxy.port, &log, dir.path());
             let config = common::server_config(
                 std::sync::Arc::new(cbc_hmac_rustls::default_provider()),
                 &certs,
             );
             let err = server_gets_tampered(config, &listener, &mut peer)?;
             assert_eq!(err, rustls::Error::DecryptError, "{}", case.name());
-            let seen = saw_alert(&mut peer, Some(&log), "Bad record MAC");
+            let seen = saw_alert(&mut peer, "Bad record MAC");
             alert_seen(seen, &case, &mut peer)?;
             assert!(proxy.tampered());
             Ok(())

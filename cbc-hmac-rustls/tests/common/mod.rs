@@ -460,19 +460,17 @@ impl Peer {
     }
 
     /// Waits until the peer has said `needle` (on stderr, stdout, or in
-    /// the log file `log`), for at most `timeout`. Polls to the end: the
-    /// pipes are drained by threads that can run well after the peer has
+    /// its log file), for at most `timeout`. Polls to the end: the pipes
+    /// are drained by threads that can run well after the peer has
     /// exited, so one look at its exit would race with them.
-    pub fn wait_said(&mut self, needle: &str, log: Option<&Path>, timeout: Duration) -> bool {
+    pub fn wait_said(&mut self, needle: &str, timeout: Duration) -> bool {
         let deadline = Instant::now() + timeout;
         loop {
-            let log = log
-                .and_then(|l| std::fs::read_to_string(l).ok())
-                .unwrap_or_default();
             let said = format!(
-                "{}{}{log}",
+                "{}{}{}",
                 self.stderr(),
-                String::from_utf8_lossy(&self.stdout())
+                String::from_utf8_lossy(&self.stdout()),
+                self.log_text()
             );
             if said.contains(needle) {
                 return true;
