@@ -182,6 +182,14 @@ fn rows_choose_kernels() {
             sha384.contains("four-step"),
             "{value}: {line}"
         );
+        // Zen 3's row alone sends runs from two blocks through the AVX2
+        // kernel's loop and single blocks through its code, and says so.
+        let zen3_avx2 = value == "AuthenticAMD:0x19:0x1" && !avx512;
+        assert_eq!(
+            kernel.contains("from two blocks, single blocks on its code"),
+            zen3_avx2,
+            "{value}: {line}"
+        );
         if open.is_empty() {
             assert!(!opened.contains("SHA-384"), "{value}: {line}");
         } else {

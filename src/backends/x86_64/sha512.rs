@@ -857,6 +857,33 @@ const SHORT_PAIRS_FROM: usize = 2;
 /// and 2-6% faster than the pair loop from 8 blocks on.
 const QUADS_FROM: usize = 4;
 
+/// [`Sha512Kernel::name`] of the AVX2 kernel, by the pair loop's layout
+/// (unrolled, rolled, rolled on the four-step rounds), then by where short
+/// runs go: runs of two blocks or more through the loop
+/// (`sha512_short_pairs`, bit 0), single blocks on the rolled loop's code
+/// (`sha512_single_rolled`, bit 1). Named so that reports tell apart rows
+/// of the per-CPU table that differ only there.
+const AVX2_NAMES: [[&str; 4]; 3] = [
+    [
+        "AVX2 schedule, BMI2 rounds",
+        "AVX2 schedule, BMI2 rounds, two-block loop from two blocks",
+        "AVX2 schedule, BMI2 rounds, single blocks on the rolled loop's code",
+        "AVX2 schedule, BMI2 rounds, two-block loop from two blocks, single blocks on the rolled loop's code",
+    ],
+    [
+        "AVX2 schedule, BMI2 rounds, rolled two-block loop",
+        "AVX2 schedule, BMI2 rounds, rolled two-block loop from two blocks",
+        "AVX2 schedule, BMI2 rounds, rolled two-block loop, single blocks on its code",
+        "AVX2 schedule, BMI2 rounds, rolled two-block loop from two blocks, single blocks on its code",
+    ],
+    [
+        "AVX2 schedule, BMI2 rounds, rolled two-block loop, four-step rounds",
+        "AVX2 schedule, BMI2 rounds, rolled two-block loop from two blocks, four-step rounds",
+        "AVX2 schedule, BMI2 rounds, rolled two-block loop, single blocks on its code, four-step rounds",
+        "AVX2 schedule, BMI2 rounds, rolled two-block loop from two blocks, single blocks on its code, four-step rounds",
+    ],
+];
+
 /// The code layout of the pair loop on this CPU.
 pub(super) fn pair_layout() -> super::sha512_pair::Layout {
     use super::sha512_pair::Layout;
@@ -969,15 +996,18 @@ impl Sha512Kernel {
     pub(crate) fn name(self) -> &'static str {
         match self {
             Sha512Kernel::Crate => "the sha2 crate",
-            Sha512Kernel::Avx2(_) => match pair_layout() {
-                super::sha512_pair::Layout::RolledFourStep => {
-                    "AVX2 schedule, BMI2 rounds, rolled two-block loop, four-step rounds"
-                }
-                super::sha512_pair::Layout::Rolled => {
-                    "AVX2 schedule, BMI2 rounds, rolled two-block loop"
-                }
-                super::sha512_pair::Layout::Unrolled => "AVX2 schedule, BMI2 rounds",
-            },
+            Sha512Kernel::Avx2(_) => {
+                use super::sha512_pair::Layout;
+                let t = crate::backends::cpu::Tuning::get();
+                let layout = match pair_layout() {
+                    Layout::Unrolled => 0,
+                    Layout::Rolled => 1,
+                    Layout::RolledFourStep => 2,
+                };
+                let short =
+                    usize::from(t.sha512_short_pairs) | usize::from(t.sha512_single_rolled) << 1;
+                AVX2_NAMES[layout][short]
+            }
             Sha512Kernel::Avx512(_) => {
                 let t = crate::backends::cpu::Tuning::get();
                 if t.sha512_quads && t.sha512_pairs_four_step {
