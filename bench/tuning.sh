@@ -44,13 +44,18 @@ while [ $# -gt 0 ]; do
         ;;
     esac
 done
-case "$runs" in '' | *[!0-9]* | 0) echo "tuning.sh: --runs wants a positive integer" >&2; exit 2 ;; esac
+if ! [[ $runs =~ ^[0-9]+$ ]] || ((10#$runs == 0)); then
+    echo "tuning.sh: --runs wants a positive integer" >&2
+    exit 2
+fi
+runs=$((10#$runs))
 
 cargo build --quiet --release -p cbc-hmac-bench --features openssl
 bin=target/release/cbc-hmac-bench
 
-# One CPU per row of the table, as in .ci/run; "" is this CPU's own row.
-rows=("" AuthenticAMD:0x17:0x31 AuthenticAMD:0x19:0x1 AuthenticAMD:0x19:0x11
+# One CPU per row of the table (as in .ci/run, with Zen 1 besides); "" is
+# this CPU's own row.
+rows=("" AuthenticAMD:0x17:0x1 AuthenticAMD:0x17:0x31 AuthenticAMD:0x19:0x1 AuthenticAMD:0x19:0x11
     AuthenticAMD:0x1a:0x2 GenuineIntel:0x6:0x8f GenuineIntel:0x6:0xa7
     GenuineIntel:0x6:0xcf HygonGenuine:0x18:0x1)
 
@@ -79,7 +84,7 @@ for row in "${rows[@]}"; do
     fi
 done
 
-letters=(A B C D E F G H I)
+letters=(A B C D E F G H I J)
 echo "CPU: $("$bin" --payload 16 --seconds 0.001 --rounds 1 | sed -n 's/^CPU: //p')"
 echo "Configurations ($runs runs each, $seconds s per figure and side, alternating):"
 for i in "${!configs[@]}"; do
