@@ -103,11 +103,12 @@ for ((run = 1; run <= runs; run++)); do
             --combination "$combination" --payload "$payload" \
             --seconds "$seconds" --rounds 4 |
             awk -v cfg="$i" '
-                /payload size:/ { size = $NF }
+                /payload size:/ { size = $NF; mac = /^Checking MAC/ }
                 / ratio / && /GB\/sec/ {
                     label = $0
                     sub(/^ +/, "", label)
                     sub(/ +[0-9.]+ GB\/sec.*/, "", label)
+                    if (mac) label = "HMAC-" label
                     for (f = 1; f <= NF; f++) if ($f == "ratio") r = $(f + 1)
                     print cfg "\t" size " B " label "\t" r
                 }' >>"$log"
