@@ -108,17 +108,19 @@ fn rows_choose_kernels() {
     // on whether AVX-512 is here (its table row assumes none), so only its
     // vectors are checked. Intel models 0xA7 and 0xCF name the four-block
     // loop when AVX-512 is allowed, else the rolled two-block loop; model
-    // 0xA7 runs them on the four-step rounds.
+    // 0xA7 runs them on the four-step rounds, and runs of two and three
+    // blocks on the two-block loop.
     let avx512 = backend == Backend::Vaes512ShaNi;
     let (cf, a7) = if avx512 {
         (
             "four-block AVX-512 loop",
-            "four-block AVX-512 loop, four-step rounds",
+            "four-block AVX-512 loop, rolled two-block loop for two and three blocks, \
+             four-step rounds",
         )
     } else {
         (
             "rolled two-block loop",
-            "rolled two-block loop, four-step rounds",
+            "rolled two-block loop from two blocks, four-step rounds",
         )
     };
     // Zen 3's open runs beside the pair loop on the AVX2 kernel, which its

@@ -58,7 +58,7 @@ fn cpu_bits() -> u32 {
 /// | AMD family 0x19, models 0x00-0x0F and 0x20-0x5F (Zen 3: no AVX-512) | SHA-1/SHA-256: AES-NI decryption fused with SHA-NI; SHA-384: AES-NI decryption beside the rounds of the SHA-512 pair loop, as on Zen 2 (model 1: AES-256-CBC-SHA384 open at 16 KiB 1.05x OpenSSL, decrypted then hashed 0.91x; see below) | (no AVX-512) AVX2 schedule, BMI2 rounds, two-block loop rolled, from two blocks, single blocks on its code (model 1: HMAC-SHA384 at 16 KiB / 1 KiB / 256 B 0.99x / 1.00x / 1.03x OpenSSL, unrolled from eight blocks 0.87x / 0.90x / 0.94x; see below) | in lanes: eight AES-NI CBC lanes, hashed two streams at a time on SHA-NI (model 1: two streams hash 1.80x as fast as one for SHA-1, 1.59x for SHA-256) | (no AVX-512) | (no AVX-512) |
 /// | AMD family 0x19, other models (Zen 4) | VAES-512 decryption fused with SHA-NI | AVX-512VL schedule and split rounds (6-7% faster than AVX2 there, the split rounds about 5% more), one block at a time (see below) | in lanes, hashed two streams at a time on SHA-NI (model 0x11: two streams hash 1.75x as fast as one for SHA-1, 1.62x for SHA-256) | from 5 busy lanes (SHA-1) and 14 (SHA-256): 512-bit instructions run as two halves (see below) | from 3 records (model 0x11: three of 16 KiB 1.35x one by one, four of 16 KiB 1.73x against 1.44x for two SHA-NI streams, four of 768 bytes 1.18x); SHA-256 two lanes at a time on SHA-NI, 3 to 6 records (see below) |
 /// | AMD family 0x1A (Zen 5) and later | VAES-512 decryption fused with SHA-NI; SHA-384: AES-NI decryption beside the rounds of the SHA-512 pair loop, as on Zen 2 (not measured there; see below) | AVX2 schedule, BMI2 rounds (SHA-384 at 16 KiB: 1.06 GB/s against 0.75-0.77 GB/s for the AVX-512VL kernel), two-block loop rolled, on the four-step rounds (not measured there; see below) | in lanes, hashed two streams at a time on SHA-NI (model 2: two streams hash 1.8x as fast as one for SHA-1, 1.5x for SHA-256) | from the sixteen-lane crossover (not measured there) | from 5 records (not measured there) |
-/// | Intel | SHA-1/SHA-256: AES-NI decryption fused with SHA-NI; SHA-384: the whole prefix decrypted, then hashed (see below) | AVX-512VL schedule and split rounds (family 6 model 0xCF: SHA-384 at 16 KiB 0.94x OpenSSL against 0.84x for AVX2, medians of 6 alternating runs; model 0xA7: 0.98-1.01x against 0.98-1.03x, a tie); models 0xCF and 0xA7 hash runs of four blocks or more four at a time, their schedules in zmm registers (see below; HMAC-SHA384 at 16 KiB 1.03x OpenSSL on model 0xCF, the two-block loop 0.98x; 1.07x on model 0xA7, on the four-step rounds, the unrolled two-block loop 0.96x) | one record at a time (family 6 models 0xCF and 0xA7: two streams hash only 1.2x as fast as one, less than the stitched single seal gains) | from 4 busy lanes (SHA-1) and 6 (SHA-256) on the eight-lane kernels (model 0xA7: an eight-lane call costs 0.67-0.71 of a sixteen-lane one; see below) | from 3 records (model 0xA7) |
+/// | Intel | SHA-1/SHA-256: AES-NI decryption fused with SHA-NI; SHA-384: the whole prefix decrypted, then hashed (see below) | AVX-512VL schedule and split rounds (family 6 model 0xCF: SHA-384 at 16 KiB 0.94x OpenSSL against 0.84x for AVX2, medians of 6 alternating runs; model 0xA7: 0.98-1.01x against 0.98-1.03x, a tie); models 0xCF and 0xA7 hash runs of four blocks or more four at a time, their schedules in zmm registers (see below; HMAC-SHA384 at 16 KiB 1.03x OpenSSL on model 0xCF, the two-block loop 0.98x; 1.07x on model 0xA7, on the four-step rounds, the unrolled two-block loop 0.96x); model 0xA7 hashes runs of two and three blocks on the rolled two-block loop (see below) | one record at a time (family 6 models 0xCF and 0xA7: two streams hash only 1.2x as fast as one, less than the stitched single seal gains) | from 4 busy lanes (SHA-1) and 6 (SHA-256) on the eight-lane kernels (model 0xA7: an eight-lane call costs 0.67-0.71 of a sixteen-lane one; see below) | from 3 records (model 0xA7) |
 /// | any other | AES-NI decryption fused with SHA-NI | AVX-512VL schedule and split rounds | one record at a time | from the sixteen-lane crossover | from 5 records |
 ///
 /// AMD Zen 2, Zen 3 and Intel open SHA-384 records unfused. On Zen 3 the
@@ -214,6 +214,21 @@ fn cpu_bits() -> u32 {
 /// which it also uses for Zen 5, puts sixteen of the loop's rounds at 95
 /// cycles with the schedule beside them and without, so there the rounds'
 /// latency bounds it, not the ports.
+///
+/// Model 0xA7 also hashes runs of two and three blocks on the rolled pair
+/// loop (`sha512_short_pairs`, which there reaches the AVX-512VL kernel
+/// below the four-block loop), and a hash's last two blocks, where the
+/// length spills into a second one, in one call. Per call, in a loop
+/// (medians of 301 alternating rounds of `timing_of_short_runs`), two
+/// blocks took 304 ns on the four-step pair loop against 330 ns on the
+/// one-block AVX-512VL kernel, three blocks 473 against 494 ns, one block
+/// 164-175 ns on every kernel. Against OpenSSL (the builds before and
+/// after in alternating processes, 4 runs, medians) HMAC-SHA384 went from
+/// 1.06x / 1.045x / 0.99x to 1.125x / 1.105x / 1.04x at 16 / 111 / 256
+/// bytes, the SHA-384 open at 111 and 256 bytes from 1.145x / 1.15x to
+/// 1.21x / 1.18x, the SHA-384 hash at 240 and 256 bytes from 0.945x /
+/// 0.905x to 0.99x / 0.955x. Model 0xCF was not measured and keeps one
+/// block at a time below the four-block loop.
 ///
 /// Models 0xCF and 0xA7 also run SHA-1's message schedule on AVX-512VL
 /// (`sha1_avx512_schedule`, `sha::Sha1NiVl`) beside the SHA-NI rounds.
@@ -405,10 +420,12 @@ pub(crate) struct Tuning {
     /// AVX-512VL rotates beside the SHA-NI rounds (`sha::Sha1NiVl`; else
     /// SHA-NI throughout).
     pub(crate) sha1_avx512_schedule: bool,
-    /// On the AVX2 SHA-512 kernel, take the pair loop from two blocks
+    /// Take the SHA-512 pair loop from two blocks
     /// (`sha512::SHORT_PAIRS_FROM`; else from `sha512::PAIRS_FROM`): short
-    /// messages, the SHA-384 open's last prefix blocks, and the MAC's
-    /// secret-length finish two blocks a call (else one block at a time).
+    /// messages, the last two blocks of a hash, the SHA-384 open's last
+    /// prefix blocks, and the MAC's secret-length finish two blocks a call
+    /// (else one block at a time). On the AVX-512VL kernel, with the
+    /// four-block loop, for runs of two and three blocks.
     pub(crate) sha512_short_pairs: bool,
     /// Run the rolled SHA-512 pair loop and the four-block loop on the
     /// four-step rounds of the one-block kernel (`sha512::e_half4`,
@@ -534,7 +551,7 @@ impl Tuning {
             pair_tails: zen2,
             sha512_quads: intel_measured,
             sha1_avx512_schedule: intel_measured,
-            sha512_short_pairs: zen3,
+            sha512_short_pairs: zen3 || (intel && family == 6 && model == 0xa7),
             sha512_pairs_four_step: zen5 || (intel && family == 6 && model == 0xa7),
             sha512_single_rolled: zen3,
         }
@@ -677,13 +694,26 @@ fn parse_tuning_cpu(text: &str) -> Result<Option<CpuModel>, OverrideError> {
 /// The feature bits backends may use: what the CPU has, restricted by the
 /// override.
 pub(crate) fn enabled() -> u32 {
+    use core::sync::atomic::{AtomicU32, Ordering};
+    // Neither the CPU nor the override changes within a process, and every
+    // keyed object and one-shot hash asks several times: cached, with a
+    // bit outside `KNOWN` to say the cache is filled. (Racing first calls
+    // store the same value.)
+    const FILLED: u32 = 1 << 31;
+    static CACHE: AtomicU32 = AtomicU32::new(0);
+    let cached = CACHE.load(Ordering::Relaxed);
+    if cached & FILLED != 0 {
+        return cached & !FILLED;
+    }
     let cpu = cpu_bits();
-    match cpu_override() {
+    let bits = match cpu_override() {
         Ok(None) | Ok(Some(0)) => cpu,
         Ok(Some(mask)) => cpu & mask & KNOWN,
         // An unparsable override: the safe choice is no kernel of ours.
         Err(_) => 0,
-    }
+    };
+    CACHE.store(bits | FILLED, Ordering::Relaxed);
+    bits
 }
 
 /// The `CBC_HMAC_CPUID_OVERRIDE` environment variable, parsed (read once
@@ -953,8 +983,10 @@ mod tests {
         assert_eq!(t(b"AuthenticAMD", 0x1a, 0x44), zen5);
         assert_eq!(t(b"AuthenticAMD", 0x1b, 0), zen5);
         assert_eq!(t(b"GenuineIntel", 6, 0xcf), intel_cf);
-        // Model 0xA7 also runs those loops on the four-step rounds.
+        // Model 0xA7 also runs those loops on the four-step rounds, and
+        // the pair loop from two blocks.
         let mut intel_a7 = intel_cf;
+        intel_a7[17] = true;
         intel_a7[18] = true;
         assert_eq!(t(b"GenuineIntel", 6, 0xa7), intel_a7);
         // Sapphire Rapids, not measured.

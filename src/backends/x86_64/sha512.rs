@@ -895,17 +895,21 @@ pub(super) fn pair_layout() -> super::sha512_pair::Layout {
     }
 }
 
+/// The shortest run the pair loop takes on this CPU.
+fn pairs_from(tuning: crate::backends::cpu::Tuning) -> usize {
+    if tuning.sha512_short_pairs {
+        SHORT_PAIRS_FROM
+    } else {
+        PAIRS_FROM
+    }
+}
+
 /// SHA-512's compression of `blocks` into `state` with [`Sha384Avx2`] (the
 /// two-block loop for long runs, on the CPUs whose `Tuning` asks for it).
 pub(crate) fn compress512_avx2(token: super::Avx2, state: &mut [u64; 8], blocks: &[[u8; 128]]) {
     let _ = token;
     let tuning = crate::backends::cpu::Tuning::get();
-    let from = if tuning.sha512_short_pairs {
-        SHORT_PAIRS_FROM
-    } else {
-        PAIRS_FROM
-    };
-    if blocks.len() >= from && tuning.sha512_pairs_avx2 {
+    if blocks.len() >= pairs_from(tuning) && tuning.sha512_pairs_avx2 {
         // SAFETY: `token` proves the CPU has AVX2, BMI1, BMI2, SSSE3 and
         // SSE4.1, the features the loop enables.
         unsafe { super::sha512_pair::compress_pairs(pair_layout(), state, blocks) }
@@ -936,7 +940,7 @@ pub(crate) fn compress512_avx512(
                 super::sha512_quad::compress_quads::<false>(state, blocks)
             }
         }
-    } else if blocks.len() >= PAIRS_FROM && tuning.sha512_pairs_avx512 {
+    } else if blocks.len() >= pairs_from(tuning) && tuning.sha512_pairs_avx512 {
         // Long runs in pairs, with the AVX2 schedule (compiled without
         // AVX-512: on Intel Xeon family 6 model 0xCF the AVX-512VL schedule,
         // or AVX-512 enabled for the AVX2 one, measured 5-10% slower in
@@ -1010,10 +1014,16 @@ impl Sha512Kernel {
             }
             Sha512Kernel::Avx512(_) => {
                 let t = crate::backends::cpu::Tuning::get();
-                if t.sha512_quads && t.sha512_pairs_four_step {
+                let short = t.sha512_short_pairs && t.sha512_pairs_avx512;
+                if t.sha512_quads && t.sha512_pairs_four_step && short {
+                    "AVX-512VL schedule and split rounds, four-block AVX-512 loop, \
+                     rolled two-block loop for two and three blocks, four-step rounds"
+                } else if t.sha512_quads && t.sha512_pairs_four_step {
                     "AVX-512VL schedule and split rounds, four-block AVX-512 loop, four-step rounds"
                 } else if t.sha512_quads {
                     "AVX-512VL schedule and split rounds, four-block AVX-512 loop"
+                } else if short && t.sha512_pairs_rolled {
+                    "AVX-512VL schedule and split rounds, rolled two-block loop from two blocks"
                 } else if t.sha512_pairs_avx512 && t.sha512_pairs_rolled {
                     "AVX-512VL schedule and split rounds, rolled two-block loop"
                 } else {
@@ -1045,8 +1055,17 @@ impl Sha512Kernel {
         two: &[u8; 128],
     ) -> [u64; 8] {
         let tuning = crate::backends::cpu::Tuning::get();
+        let pairs = match self {
+            Sha512Kernel::Avx2(_) => tuning.sha512_pairs_avx2,
+            Sha512Kernel::Avx512(_) => tuning.sha512_pairs_avx512,
+            Sha512Kernel::Crate => false,
+        };
         match self {
-            Sha512Kernel::Avx2(_) if tuning.sha512_short_pairs && tuning.sha512_pairs_avx2 => {
+            // Both vector kernels' tokens prove AVX2, BMI1, BMI2, SSSE3 and
+            // SSE4.1, what the pair loop needs.
+            Sha512Kernel::Avx2(_) | Sha512Kernel::Avx512(_)
+                if tuning.sha512_short_pairs && pairs =>
+            {
                 use super::sha512_pair::{Layout, compress_two};
                 match pair_layout() {
                     // SAFETY: the token proves AVX2, BMI1, BMI2, SSSE3 and

@@ -965,4 +965,67 @@ mod tests {
             );
         }
     }
+
+    /// Timing, printed only (`cargo test --release --lib
+    /// timing_of_short_runs -- --nocapture`): runs of one to three
+    /// SHA-512 blocks, the lengths of short messages and of a MAC's last
+    /// blocks, on each kernel and loop, per call, in alternating rounds.
+    /// Asserts only that all agree.
+    #[test]
+    fn timing_of_short_runs() {
+        use std::time::Instant;
+        if cfg!(debug_assertions) {
+            eprintln!("SKIPPED: SHA-512 short run timing (debug build; run with --release)");
+            return;
+        }
+        let mut list = loops();
+        if Avx2::detect().is_some() {
+            // SAFETY: `Avx2::detect` succeeded, so the CPU has AVX2, BMI1,
+            // BMI2, SSSE3 and SSE4.1.
+            list.push(("one block, AVX2", |s, b| unsafe {
+                super::super::sha512::compress_blocks_avx2(s, b)
+            }));
+        }
+        if Avx2::detect().zip(Vaes512::detect()).is_some() {
+            // SAFETY: both detections succeeded, so the CPU also has
+            // AVX-512 F and VL.
+            list.push(("one block, AVX-512VL split", |s, b| unsafe {
+                super::super::sha512::compress_blocks_avx512(s, b)
+            }));
+        }
+        if list.is_empty() {
+            eprintln!("SKIPPED: SHA-512 short run timing (CPU lacks AVX2/BMI2)");
+            return;
+        }
+        const CALLS: usize = 200;
+        const ROUNDS: usize = 301;
+        let blocks = SplitMix64(16).blocks::<128>(3);
+        for n in 1..=3 {
+            let run = &blocks[..n];
+            let mut states = vec![[0u64; 8]; list.len()];
+            let mut ns = vec![Vec::with_capacity(ROUNDS); list.len()];
+            for round in 0..ROUNDS {
+                for k in 0..list.len() {
+                    let k = (k + round) % list.len();
+                    let start = Instant::now();
+                    for _ in 0..CALLS {
+                        (list[k].1)(std::hint::black_box(&mut states[k]), run);
+                    }
+                    ns[k].push(start.elapsed().as_nanos() as f64 / CALLS as f64);
+                }
+            }
+            for ((name, _), state) in list.iter().zip(&states) {
+                assert_eq!(state, &states[0], "{name} disagrees with {}", list[0].0);
+            }
+            for ((name, _), v) in list.iter().zip(&mut ns) {
+                v.sort_by(f64::total_cmp);
+                println!(
+                    "SHA-512, runs of {n}, {name}: median {:.1} ns per call, tenth \
+                     percentile {:.1} ({ROUNDS} alternating rounds)",
+                    v[ROUNDS / 2],
+                    v[ROUNDS / 10]
+                );
+            }
+        }
+    }
 }
