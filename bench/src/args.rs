@@ -41,14 +41,16 @@ Sections, per payload size:
                            open: one record sealed once; each iteration copies it
                            into the work buffer (open decrypts in place) and opens
                            it, so the copy is part of the figure.
-  MAC algorithms           HMAC with a key prepared once.
+  MAC algorithms           HMAC with a key prepared once (with SHA-384, SHA-512 too:
+                           they share their kernel).
+  hash functions           The hash of one message, for the hashes of the MACs.
   ciphers                  AES-CBC with a key expanded once, in place; payloads
                            that are not whole 16-byte blocks are rounded up.
 
 Keyed objects are built once, outside the timed loop. After each measurement
 the result of its last operation is checked with independent objects on the
 portable backend (sealed records open to the exact plaintext, opens return it,
-tags verify, decrypt(encrypt(x)) == x); a mismatch is an error (exit status 1).
+tags verify, hashes match, decrypt(encrypt(x)) == x); a mismatch is an error (exit status 1).
 
 --compare openssl (needs the `openssl` feature: from the workspace root,
 `cargo run --release -p cbc-hmac-bench --features openssl -- --compare openssl`)
@@ -62,6 +64,8 @@ agree (equal records for the same IV, each opens the other's):
   SHA-384 records          EVP AES-CBC plus HMAC over the same record layout
                            (no stitched cipher exists; its open is variable-time)
   MACs, ciphers            HMAC_CTX keyed once; EVP AES-CBC keyed once
+  hash functions           the low-level SHA*_Init/Update/Final (the same assembly as
+                           EVP's digests, without their lookup)
 ratio = cbc-hmac / OpenSSL throughput (above 1: cbc-hmac is faster); \"per CPU-s\"
 is the same ratio per CPU-second of the measuring thread (Linux), which other
 processes on a busy machine disturb much less than wall time.

@@ -1,6 +1,6 @@
 //! `--markdown FILE.md`: a results page for the README: the machine, the
 //! headline table (every combination, seal and open, at 16 KiB and 64 B,
-//! cbc-hmac against OpenSSL when comparing), the MACs and ciphers, and the
+//! cbc-hmac against OpenSSL when comparing), the MACs, hashes and ciphers, and the
 //! `--plot` picture.
 
 use std::fmt::Write as _;
@@ -247,7 +247,7 @@ pub fn render(rows: &[Row], page: &Page<'_>) -> String {
     }
     s.push('\n');
 
-    // MACs and ciphers.
+    // MACs, hashes and ciphers.
     let others: Vec<&Row> = headline
         .iter()
         .flat_map(|&p| {
@@ -256,7 +256,7 @@ pub fn render(rows: &[Row], page: &Page<'_>) -> String {
         })
         .collect();
     if !others.is_empty() {
-        let _ = writeln!(s, "## MACs and ciphers\n");
+        let _ = writeln!(s, "## MACs, hashes and ciphers\n");
         if compare {
             let _ = writeln!(
                 s,
@@ -268,7 +268,7 @@ pub fn render(rows: &[Row], page: &Page<'_>) -> String {
         }
         for r in others {
             let what = match r.section {
-                Section::Ciphers => format!("{} {}", r.name, r.direction),
+                Section::Ciphers | Section::Hashes => format!("{} {}", r.name, r.direction),
                 _ => r.name.clone(),
             };
             let mut line = format!("| {what} | {} |", size_label(r.payload as f64));
@@ -298,8 +298,9 @@ pub fn render(rows: &[Row], page: &Page<'_>) -> String {
         "What is timed: seal = `seal_in_place` on a preallocated buffer with increasing \
          sequence numbers (cbc-hmac draws a fresh explicit IV per record); open = copy the \
          record into the work buffer and open it in place (constant-time); HMAC with the key \
-         prepared once; AES-CBC with the key expanded once, in place. Every figure is checked \
-         after it is timed (the records open, the tags verify, decryption inverts encryption)."
+         prepared once; the hash of one message; AES-CBC with the key expanded once, in place. \
+         Every figure is checked after it is timed (the records open, the tags verify, the \
+         hashes match, decryption inverts encryption)."
     );
     if compare {
         let _ = writeln!(
@@ -310,7 +311,9 @@ pub fn render(rows: &[Row], page: &Page<'_>) -> String {
              libssl's `RAND_bytes` for the IV); for SHA-384, where it has no stitched cipher, \
              EVP AES-CBC plus `HMAC_CTX` over the same record layout (its open checks padding \
              and MAC in variable time, less work than a constant-time open); for the MACs \
-             `HMAC_CTX` and for the ciphers EVP AES-CBC, keyed once. Before timing, each \
+             `HMAC_CTX` and for the ciphers EVP AES-CBC, keyed once; for the hashes the \
+             low-level `SHA*_Init/Update/Final` (the same assembly as its EVP digests, \
+             without their lookup). Before timing, each \
              comparison checks that both seal the same record for the same IV and that each \
              opens the other's records. ratio = cbc-hmac / OpenSSL throughput (above 1: cbc-hmac \
              is faster); in parentheses, the same per CPU-second of the measuring thread, which \

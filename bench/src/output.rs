@@ -10,13 +10,15 @@ use cbc_hmac::{Backend, MacAlgorithm};
 use crate::driver::{Figures, Outcome, Plan};
 use crate::measure::Measurement;
 
-/// The three sections, printed in this order for each payload size.
+/// The four sections, printed in this order for each payload size.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Section {
     /// Record seal and open per cipher-MAC combination.
     Combinations,
     /// HMAC per hash function.
     Macs,
+    /// The plain hash functions.
+    Hashes,
     /// AES-CBC encrypt and decrypt per key size.
     Ciphers,
 }
@@ -27,6 +29,7 @@ impl Section {
         match self {
             Section::Combinations => "combination",
             Section::Macs => "mac",
+            Section::Hashes => "hash",
             Section::Ciphers => "cipher",
         }
     }
@@ -35,6 +38,7 @@ impl Section {
         match self {
             Section::Combinations => "cipher-MAC combinations",
             Section::Macs => "MAC algorithms",
+            Section::Hashes => "hash functions",
             Section::Ciphers => "ciphers",
         }
     }

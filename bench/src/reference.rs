@@ -22,7 +22,7 @@ mod with_openssl {
         ComposedTls, Digest, EvpAesCbc, Hmac, MacOrder, StitchedTlsCipher, TLS1_2, TlsParams,
     };
 
-    use crate::workload::{CONTENT_TYPE, CbcImpl, Failure, MacImpl, RecordImpl};
+    use crate::workload::{CONTENT_TYPE, CbcImpl, Failure, HashImpl, MacImpl, RecordImpl};
 
     /// This build can compare with OpenSSL.
     pub const AVAILABLE: bool = true;
@@ -164,6 +164,26 @@ mod with_openssl {
         }
     }
 
+    /// OpenSSL's plain hash, through its low-level `SHA*_Init/Update/Final`.
+    pub struct Hash(Digest);
+
+    impl Hash {
+        /// The hash under `algorithm`.
+        pub fn new(algorithm: MacAlgorithm) -> Result<Self, Failure> {
+            Ok(Hash(digest(algorithm)))
+        }
+    }
+
+    impl HashImpl for Hash {
+        #[inline]
+        fn hash(&mut self, message: &[u8], out: &mut [u8; 64]) -> Result<usize, Failure> {
+            let h = openssl_ref::hash(self.0, message).map_err(failure)?;
+            let h = h.as_slice();
+            out[..h.len()].copy_from_slice(h);
+            Ok(h.len())
+        }
+    }
+
     /// OpenSSL's EVP AES-CBC keyed once (padding off).
     pub struct Cbc(EvpAesCbc);
 
@@ -192,7 +212,7 @@ mod without_openssl {
     use cbc_hmac::{Combination, MacAlgorithm};
 
     use super::HOW_TO_ENABLE;
-    use crate::workload::{CbcImpl, Failure, MacImpl, RecordImpl};
+    use crate::workload::{CbcImpl, Failure, HashImpl, MacImpl, RecordImpl};
 
     /// This build cannot compare with OpenSSL.
     pub const AVAILABLE: bool = false;
@@ -246,6 +266,22 @@ mod without_openssl {
 
     impl MacImpl for Mac {
         fn mac(&mut self, _: &[u8], _: &mut [u8; 64]) -> Result<usize, Failure> {
+            match *self {}
+        }
+    }
+
+    /// Uninhabited without the `openssl` feature.
+    pub enum Hash {}
+
+    impl Hash {
+        /// Always an error without the `openssl` feature.
+        pub fn new(_: MacAlgorithm) -> Result<Self, Failure> {
+            unavailable()
+        }
+    }
+
+    impl HashImpl for Hash {
+        fn hash(&mut self, _: &[u8], _: &mut [u8; 64]) -> Result<usize, Failure> {
             match *self {}
         }
     }

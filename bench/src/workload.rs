@@ -228,6 +228,31 @@ impl MacImpl for HmacKey {
     }
 }
 
+/// A plain hash: cbc-hmac's [`digest_with_backend`] ([`OurHash`]) or
+/// OpenSSL's [`reference::Hash`].
+pub trait HashImpl {
+    /// The hash of `message` into `out`; returns its length.
+    fn hash(&mut self, message: &[u8], out: &mut [u8; 64]) -> Result<usize, Failure>;
+}
+
+/// [`digest_with_backend`] with one algorithm on one backend.
+pub struct OurHash {
+    algorithm: MacAlgorithm,
+    backend: Backend,
+}
+
+impl HashImpl for OurHash {
+    #[inline]
+    fn hash(&mut self, message: &[u8], out: &mut [u8; 64]) -> Result<usize, Failure> {
+        Ok(digest_with_backend(
+            self.algorithm,
+            message,
+            out,
+            self.backend,
+        )?)
+    }
+}
+
 /// AES-CBC keyed once, in place on whole blocks: cbc-hmac's [`AesCbcKey`]
 /// or OpenSSL's [`reference::Cbc`].
 pub trait CbcImpl {
@@ -273,22 +298,37 @@ pub enum Job {
     Open(Combination),
     /// HMAC with an algorithm ([`MacBench`]).
     Mac(MacAlgorithm),
+    /// The plain hash under an HMAC algorithm ([`HashBench`]).
+    Hash(MacAlgorithm),
     /// AES-CBC in one direction ([`CipherBench`]).
     Cipher(Cipher, Direction),
 }
 
 impl Job {
-    /// The jobs of the report's three sections for `combinations`: seal
-    /// and open of each, then the MACs and ciphers they use.
-    pub fn sections(combinations: &[Combination]) -> [(Section, Vec<Job>); 3] {
+    /// The jobs of the report's four sections for `combinations`: seal
+    /// and open of each, then the MACs, hash functions and ciphers they
+    /// use. SHA-384 brings SHA-512 along (HMAC-SHA512 and the hash): the
+    /// two share their kernel, and SSH and JOSE use SHA-512.
+    pub fn sections(combinations: &[Combination]) -> [(Section, Vec<Job>); 4] {
         let records = combinations
             .iter()
             .flat_map(|&c| [Job::Seal(c), Job::Open(c)])
             .collect();
+        let used = |m: MacAlgorithm| {
+            combinations.iter().any(|c| {
+                c.mac() == m
+                    || (m == MacAlgorithm::HmacSha512 && c.mac() == MacAlgorithm::HmacSha384)
+            })
+        };
         let macs = MacAlgorithm::ALL
             .into_iter()
-            .filter(|&m| combinations.iter().any(|c| c.mac() == m))
+            .filter(|&m| used(m))
             .map(Job::Mac)
+            .collect();
+        let hashes = MacAlgorithm::ALL
+            .into_iter()
+            .filter(|&m| used(m))
+            .map(Job::Hash)
             .collect();
         let ciphers = Cipher::ALL
             .into_iter()
@@ -298,25 +338,29 @@ impl Job {
         [
             (Section::Combinations, records),
             (Section::Macs, macs),
+            (Section::Hashes, hashes),
             (Section::Ciphers, ciphers),
         ]
     }
 
-    /// What is measured: `AES-128-CBC-SHA1`, `HMAC-SHA1` or `AES-128-CBC`.
+    /// What is measured: `AES-128-CBC-SHA1`, `HMAC-SHA1`, `SHA1` or
+    /// `AES-128-CBC`.
     pub fn name(self) -> String {
         match self {
             Job::Seal(c) | Job::Open(c) => c.name().to_string(),
             Job::Mac(m) => m.to_string(),
+            Job::Hash(m) => hash_name(m).to_string(),
             Job::Cipher(c, _) => c.name().to_string(),
         }
     }
 
-    /// `seal`, `open`, `mac`, `encrypt` or `decrypt`.
+    /// `seal`, `open`, `mac`, `hash`, `encrypt` or `decrypt`.
     pub fn direction(self) -> &'static str {
         match self {
             Job::Seal(_) => "seal",
             Job::Open(_) => "open",
             Job::Mac(_) => "mac",
+            Job::Hash(_) => "hash",
             Job::Cipher(_, d) => d.name(),
         }
     }
@@ -336,6 +380,10 @@ impl Job {
                 ),
             },
             Job::Mac(m) => format!("HMAC-{} (HMAC_CTX keyed once)", hash_name(m)),
+            Job::Hash(m) => format!(
+                "{0}_Init/Update/Final (the low-level API, no EVP lookup)",
+                hash_name(m)
+            ),
             Job::Cipher(c, _) => format!("EVP {} (keyed once)", c.name()),
         }
     }
@@ -352,6 +400,7 @@ impl Job {
             Job::Seal(c) => Box::new(SealBench::new(c, backend, payload, compare)?),
             Job::Open(c) => Box::new(OpenBench::new(c, backend, payload, compare)?),
             Job::Mac(m) => Box::new(MacBench::new(m, backend, payload, compare)?),
+            Job::Hash(m) => Box::new(HashBench::new(m, backend, payload, compare)?),
             Job::Cipher(c, d) => Box::new(CipherBench::new(c, d, backend, payload, compare)?),
         })
     }
@@ -775,6 +824,88 @@ fn hmac_from_hash(algorithm: MacAlgorithm, key: &[u8], message: &[u8]) -> Result
     Ok(digest[..n].to_vec())
 }
 
+/// A plain hash of a `payload`-byte message; the last digest must equal the
+/// one the reference backend computes.
+pub struct HashBench {
+    algorithm: MacAlgorithm,
+    ours: OurHash,
+    theirs: Option<reference::Hash>,
+    message: Vec<u8>,
+    expected: Vec<u8>,
+}
+
+impl HashBench {
+    fn new(
+        algorithm: MacAlgorithm,
+        backend: Backend,
+        payload: usize,
+        compare: bool,
+    ) -> Result<Self, Failure> {
+        let theirs = if compare {
+            Some(reference::Hash::new(algorithm)?)
+        } else {
+            None
+        };
+        let message = pattern(payload, 0x77);
+        let mut expected = [0u8; 64];
+        let n = digest_with_backend(algorithm, &message, &mut expected, REFERENCE)?;
+        // An unavailable backend fails here, as the keyed objects do.
+        digest_with_backend(algorithm, &message, &mut [0; 64], backend)?;
+        Ok(HashBench {
+            algorithm,
+            ours: OurHash { algorithm, backend },
+            theirs,
+            message,
+            expected: expected[..n].to_vec(),
+        })
+    }
+}
+
+fn time_hash<H: HashImpl>(
+    h: &mut H,
+    message: &[u8],
+    target: Duration,
+) -> Result<(Measurement, [u8; 64], usize), Failure> {
+    let mut out = [0u8; 64];
+    let mut len = 0;
+    let measurement = measure::run(target, || {
+        len = h.hash(black_box(message), &mut out)?;
+        black_box(&out);
+        Ok::<(), Failure>(())
+    })?;
+    Ok((measurement, out, len))
+}
+
+impl Bench for HashBench {
+    fn agree(&mut self) -> Result<(), Failure> {
+        let mut a = [0u8; 64];
+        let mut b = [0u8; 64];
+        let n = self.ours.hash(&self.message, &mut a)?;
+        let k = theirs(&mut self.theirs)?.hash(&self.message, &mut b)?;
+        check(a[..n] == b[..k], || {
+            format!(
+                "cbc-hmac and OpenSSL compute different {} hashes",
+                hash_name(self.algorithm)
+            )
+        })
+    }
+
+    fn time(&mut self, side: Side, target: Duration) -> Result<Measurement, Failure> {
+        let (m, out, len) = match side {
+            Side::Ours => time_hash(&mut self.ours, &self.message, target)?,
+            Side::OpenSsl => time_hash(theirs(&mut self.theirs)?, &self.message, target)?,
+        };
+        check(out[..len] == self.expected[..], || {
+            format!(
+                "the last {} hash of {} differs from the reference backend's",
+                hash_name(self.algorithm),
+                side.name()
+            )
+        })?;
+        Ok(m)
+    }
+}
+
 /// The direction of a cipher measurement.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Direction {
@@ -918,7 +1049,8 @@ mod tests {
     fn every_workload_passes_its_checks() {
         let sections = Job::sections(&Combination::ALL);
         let counts = sections.each_ref().map(|(_, jobs)| jobs.len());
-        assert_eq!(counts, [10, 3, 4]);
+        // HMAC-SHA512 and the four hashes ride along with SHA-384.
+        assert_eq!(counts, [10, 4, 4, 4]);
         for backend in Backend::available() {
             for payload in [1, 16, 1000, 16384] {
                 for (_, jobs) in &sections {
@@ -962,14 +1094,29 @@ mod tests {
 
     #[test]
     fn sections_follow_the_selected_combinations() {
-        let [records, macs, ciphers] = Job::sections(&[Combination::Aes256CbcSha384]);
+        let [records, macs, hashes, ciphers] = Job::sections(&[Combination::Aes256CbcSha384]);
         assert_eq!(records.1.len(), 2);
-        assert_eq!(macs.1, [Job::Mac(MacAlgorithm::HmacSha384)]);
+        let sha2 = [MacAlgorithm::HmacSha384, MacAlgorithm::HmacSha512];
+        assert_eq!(macs.1, sha2.map(Job::Mac));
+        assert_eq!(hashes.1, sha2.map(Job::Hash));
+        let [_, macs, hashes, _] = Job::sections(&[Combination::Aes128CbcSha1]);
+        assert_eq!(macs.1, [Job::Mac(MacAlgorithm::HmacSha1)]);
+        assert_eq!(hashes.1, [Job::Hash(MacAlgorithm::HmacSha1)]);
         assert_eq!(
             ciphers.1,
             Direction::ALL.map(|d| Job::Cipher(Cipher::Aes256Cbc, d))
         );
         assert_eq!(Job::Mac(MacAlgorithm::HmacSha1).name(), "HMAC-SHA1");
+        let sha384 = Job::Hash(MacAlgorithm::HmacSha384);
+        assert_eq!(
+            (sha384.name().as_str(), sha384.direction()),
+            ("SHA384", "hash")
+        );
+        assert!(
+            sha384
+                .openssl_impl()
+                .starts_with("SHA384_Init/Update/Final")
+        );
         assert!(
             Job::Seal(Combination::Aes128CbcSha1)
                 .openssl_impl()
@@ -980,6 +1127,19 @@ mod tests {
                 .openssl_impl()
                 .starts_with("EVP AES-256-CBC + HMAC-SHA384")
         );
+    }
+
+    /// The check after timing is what stops a broken kernel from being
+    /// reported as fast: a wrong expected digest must fail it.
+    #[test]
+    fn a_wrong_hash_fails_its_check() {
+        for algorithm in MacAlgorithm::ALL {
+            let mut bench = HashBench::new(algorithm, Backend::detect(), 300, false).unwrap();
+            bench.time(Side::Ours, SHORT).unwrap();
+            bench.expected[0] ^= 1;
+            let err = bench.time(Side::Ours, SHORT).unwrap_err();
+            assert!(matches!(err, Failure::Check(_)), "{algorithm}: {err}");
+        }
     }
 
     #[test]

@@ -40,6 +40,14 @@ fn stdout_of(args: &[&str]) -> String {
     String::from_utf8(out.stdout).expect("UTF-8 output")
 }
 
+/// What a text result line measured (`SHA384`, `SHA384 hash`, ...), if it
+/// is one.
+fn label(line: &str) -> Option<&str> {
+    let (before, _) = line.split_once(" GB/sec")?;
+    let (label, _) = before.trim_end().rsplit_once(' ')?;
+    Some(label.trim())
+}
+
 /// The GB/sec figure of a result line, if it is one.
 fn gb_per_sec(line: &str) -> Option<f64> {
     let (before, _) = line.split_once(" GB/sec")?;
@@ -53,7 +61,12 @@ fn text_report_covers_every_combination_at_every_payload() {
     assert!(lines[0].starts_with("Backend: "), "{text}");
 
     for payload in [16, 1000] {
-        for section in ["cipher-MAC combinations", "MAC algorithms", "ciphers"] {
+        for section in [
+            "cipher-MAC combinations",
+            "MAC algorithms",
+            "hash functions",
+            "ciphers",
+        ] {
             let header = format!("Checking {section}, payload size: {payload}");
             assert!(lines.contains(&header.as_str()), "no {header:?} in\n{text}");
         }
@@ -77,6 +90,11 @@ fn text_report_covers_every_combination_at_every_payload() {
         "SHA1",
         "SHA256",
         "SHA384",
+        "SHA512",
+        "SHA1 hash",
+        "SHA256 hash",
+        "SHA384 hash",
+        "SHA512 hash",
         "AES-128-CBC encrypt",
         "AES-128-CBC decrypt",
         "AES-256-CBC encrypt",
@@ -84,7 +102,7 @@ fn text_report_covers_every_combination_at_every_payload() {
     ] {
         let n = lines
             .iter()
-            .filter(|l| l.trim_start().starts_with(&format!("{name} ")) && gb_per_sec(l).is_some())
+            .filter(|l| label(l) == Some(name) && gb_per_sec(l).is_some())
             .count();
         assert_eq!(n, 2, "{name:?} once per payload in\n{text}");
     }
@@ -104,9 +122,9 @@ fn json_lines_only() {
         "TLS_ECDHE_RSA_WITH_AES_256_CBC_SHA384",
     ]);
     let lines: Vec<&str> = text.lines().collect();
-    // Two combinations (seal, open), their two MACs, their two ciphers
-    // (encrypt, decrypt).
-    assert_eq!(lines.len(), 4 + 2 + 4, "{text}");
+    // Two combinations (seal, open), their two MACs and HMAC-SHA512, the
+    // three hashes, their two ciphers (encrypt, decrypt).
+    assert_eq!(lines.len(), 4 + 3 + 3 + 4, "{text}");
     for line in &lines {
         assert!(line.starts_with('{') && line.ends_with('}'), "{line:?}");
         for field in [
@@ -129,6 +147,7 @@ fn json_lines_only() {
     }
     assert!(lines[0].contains("\"name\":\"AES-128-CBC-SHA1\",\"direction\":\"seal\""));
     assert!(lines[3].contains("\"name\":\"AES-256-CBC-SHA384\",\"direction\":\"open\""));
+    assert!(lines[7].contains("\"section\":\"hash\",\"name\":\"SHA1\",\"direction\":\"hash\""));
 }
 
 #[test]
@@ -230,8 +249,8 @@ fn threads_report_aggregate_and_efficiency() {
         .copied()
         .filter(|l| gb_per_sec(l).is_some())
         .collect();
-    // seal, open, SHA1, AES-128-CBC encrypt and decrypt.
-    assert_eq!(results.len(), 5, "{text}");
+    // seal, open, HMAC-SHA1, SHA-1, AES-128-CBC encrypt and decrypt.
+    assert_eq!(results.len(), 6, "{text}");
     for line in results {
         assert!(line.contains(" on 2 threads "), "{line:?}");
         let (_, efficiency) = line.split_once("efficiency").expect("an efficiency");
@@ -256,10 +275,11 @@ fn json_with_several_payloads() {
         "AES128-SHA",
     ]);
     let lines: Vec<&str> = text.lines().collect();
-    // Per payload: seal, open, HMAC-SHA1, AES-128-CBC encrypt and decrypt.
-    assert_eq!(lines.len(), 3 * 5, "{text}");
+    // Per payload: seal, open, HMAC-SHA1, SHA-1, AES-128-CBC encrypt and
+    // decrypt.
+    assert_eq!(lines.len(), 3 * 6, "{text}");
     for (i, payload) in [16, 256, 4096].into_iter().enumerate() {
-        for line in &lines[i * 5..(i + 1) * 5] {
+        for line in &lines[i * 6..(i + 1) * 6] {
             assert!(
                 line.contains(&format!("\"payload\":{payload},")),
                 "{line:?}"
@@ -369,24 +389,26 @@ fn compare_with_openssl() {
             .starts_with("Compared with: OpenSSL"),
         "{text}"
     );
-    for c in Combination::ALL {
-        for direction in ["seal", "open"] {
-            let label = format!("{c} {direction} ");
-            let line = text
-                .lines()
-                .find(|l| l.trim_start().starts_with(&label))
-                .unwrap_or_else(|| panic!("no {label:?} in\n{text}"));
-            let (_, theirs) = line.split_once("OpenSSL").expect("OpenSSL's figure");
-            assert!(gb_per_sec(theirs).is_some(), "{line:?}");
-            let (_, after) = line.split_once("ratio").unwrap();
-            let ratio: f64 = after.split_whitespace().next().unwrap().parse().unwrap();
-            assert!(ratio > 0.0 && ratio.is_finite(), "{line:?}");
-        }
+    let labels = Combination::ALL
+        .iter()
+        .flat_map(|c| ["seal", "open"].map(|d| format!("{c} {d}")))
+        .chain(["SHA1 hash", "SHA512 hash", "SHA512"].map(String::from));
+    for wanted in labels {
+        let line = text
+            .lines()
+            .find(|l| label(l) == Some(wanted.as_str()))
+            .unwrap_or_else(|| panic!("no {wanted:?} in\n{text}"));
+        let (_, theirs) = line.split_once("OpenSSL").expect("OpenSSL's figure");
+        assert!(gb_per_sec(theirs).is_some(), "{line:?}");
+        let (_, after) = line.split_once("ratio").unwrap();
+        let ratio: f64 = after.split_whitespace().next().unwrap().parse().unwrap();
+        assert!(ratio > 0.0 && ratio.is_finite(), "{line:?}");
     }
 
     let json = stdout_of(&[&args[..], &["--json", "--threads", "2"]].concat());
     let lines: Vec<&str> = json.lines().collect();
-    assert_eq!(lines.len(), 10 + 3 + 4, "{json}");
+    // Records, MACs (HMAC-SHA512 with SHA-384), hashes, ciphers.
+    assert_eq!(lines.len(), 10 + 4 + 4 + 4, "{json}");
     for line in lines {
         for field in [
             "\"openssl_version\":\"OpenSSL",

@@ -62,7 +62,7 @@ impl Digest {
     }
 }
 
-/// An HMAC tag (up to 64 bytes, held inline).
+/// An HMAC tag or a digest (up to 64 bytes, held inline).
 #[derive(Clone, Copy, PartialEq, Eq)]
 pub struct Tag {
     bytes: [u8; 64],
@@ -70,6 +70,12 @@ pub struct Tag {
 }
 
 impl Tag {
+    /// The first `len` bytes of `bytes` (`len` at most 64).
+    pub(crate) fn new(bytes: [u8; 64], len: usize) -> Tag {
+        debug_assert!(len <= bytes.len());
+        Tag { bytes, len }
+    }
+
     /// The tag's bytes.
     pub fn as_slice(&self) -> &[u8] {
         &self.bytes[..self.len]

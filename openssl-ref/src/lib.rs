@@ -8,8 +8,10 @@
 //! - [`EvpAesCbc`]: AES-CBC through EVP (no padding), the key expanded once
 //!   in a reusable context, the IV reset per call. [`aes_cbc_encrypt`] and
 //!   [`aes_cbc_decrypt`] are one-shot forms.
-//! - [`Hmac`]: HMAC-SHA1/SHA256/SHA384 keyed once, each message MAC'd from
+//! - [`Hmac`]: HMAC-SHA1/SHA256/SHA384/SHA512 keyed once, each message MAC'd from
 //!   the stored inner/outer states without re-keying. [`hmac`] is one-shot.
+//! - [`hash`]: SHA-1/SHA-256/SHA-384/SHA-512 through the low-level
+//!   `SHA*_Init/Update/Final` calls (no EVP lookup).
 //! - [`StitchedTlsCipher`]: OpenSSL's stitched `AES-{128,256}-CBC-HMAC-SHA{1,256}`
 //!   ciphers in TLS record mode (MAC-then-encrypt only; x86-64 with AES-NI
 //!   only), driven exactly as libssl drives them.
@@ -29,6 +31,7 @@
 
 mod aes;
 mod composed;
+mod digest;
 mod error;
 mod ffi;
 mod hmac;
@@ -41,6 +44,7 @@ mod tests;
 
 pub use aes::{EvpAesCbc, aes_cbc_decrypt, aes_cbc_encrypt};
 pub use composed::ComposedTls;
+pub use digest::hash;
 pub use error::{Error, Result};
 pub use hmac::{Digest, Hmac, Tag, hmac};
 pub use multiblock::{MULTIBLOCK_CONTENT_TYPE, MultiBlockSealer, RECORD_HEADER_LEN, split_records};

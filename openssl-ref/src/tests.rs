@@ -1,4 +1,4 @@
-//! Known answers (NIST SP 800-38A, RFC 2202, RFC 4231, records computed by
+//! Known answers (NIST SP 800-38A, FIPS 180-4, RFC 2202, RFC 4231, records computed by
 //! the `openssl` command line) and consistency between the stitched and the
 //! composed record code.
 
@@ -104,6 +104,84 @@ fn aes_bad_input() {
     let mut block = [0u8; 16];
     aes.encrypt(&[0; 16], &mut block).unwrap();
     assert_eq!(block.to_vec(), hex("66e94bd4ef8a2c3b884cfa59ca342b2e"));
+}
+
+#[test]
+fn hashes_fips_180_examples() {
+    // FIPS 180-4's one-block "abc" examples and the empty message.
+    let cases: [(Digest, &[u8], &str); 8] = [
+        (
+            Digest::Sha1,
+            b"abc",
+            "a9993e364706816aba3e25717850c26c9cd0d89d",
+        ),
+        (
+            Digest::Sha1,
+            b"",
+            "da39a3ee5e6b4b0d3255bfef95601890afd80709",
+        ),
+        (
+            Digest::Sha256,
+            b"abc",
+            "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad",
+        ),
+        (
+            Digest::Sha256,
+            b"",
+            "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855",
+        ),
+        (
+            Digest::Sha384,
+            b"abc",
+            "cb00753f45a35e8bb5a03d699ac65007272c32ab0eded1631a8b605a43ff5bed\
+             8086072ba1e7cc2358baeca134c825a7",
+        ),
+        (
+            Digest::Sha384,
+            b"",
+            "38b060a751ac96384cd9327eb1b1e36a21fdb71114be07434c0cc7bf63f6e1da\
+             274edebfe76f65fbd51ad2f14898b95b",
+        ),
+        (
+            Digest::Sha512,
+            b"abc",
+            "ddaf35a193617abacc417349ae20413112e6fa4e89a97ea20a9eeee64b55d39a\
+             2192992a274fc1a836ba3c23a3feebbd454d4423643ce80e2a9ac94fa54ca49f",
+        ),
+        (
+            Digest::Sha512,
+            b"",
+            "cf83e1357eefb8bdf1542850d66d8007d620e4050b5715dc83f4a921d36ce9ce\
+             47d0d13c5d85f2b0ff8318d2877eec2f63b931bd47417a81a538327af927da3e",
+        ),
+    ];
+    for (digest, data, expected) in cases {
+        let h = hash(digest, data).unwrap();
+        assert_eq!(h.as_slice(), hex(expected), "{digest:?} of {data:?}");
+    }
+}
+
+#[test]
+fn hashes_agree_with_cbc_hmac() {
+    // Every length around the block and padding boundaries, and a long one.
+    for digest in Digest::ALL {
+        let mac = match digest {
+            Digest::Sha1 => cbc_hmac::MacAlgorithm::HmacSha1,
+            Digest::Sha256 => cbc_hmac::MacAlgorithm::HmacSha256,
+            Digest::Sha384 => cbc_hmac::MacAlgorithm::HmacSha384,
+            Digest::Sha512 => cbc_hmac::MacAlgorithm::HmacSha512,
+        };
+        for len in (0..=260).chain([4095, 16384]) {
+            let data = bytes(len as u64, len);
+            let mut ours = [0u8; 64];
+            let n = cbc_hmac::digest(mac, &data, &mut ours).unwrap();
+            assert_eq!(
+                hash(digest, &data).unwrap().as_slice(),
+                &ours[..n],
+                "{digest:?}, {len} bytes"
+            );
+        }
+    }
 }
 
 #[test]
