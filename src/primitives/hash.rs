@@ -269,37 +269,70 @@ impl<H: HashFunction> Engine<H> {
 
     /// Applies the final padding and returns the chaining state holding the
     /// digest.
-    pub(crate) fn finish<C: Compress<H>>(mut self, c: &C) -> H::State {
-        let bits = self.total.wrapping_mul(8);
-        let buf = self.buffer.as_mut();
-        buf[self.buffered] = 0x80;
-        buf[self.buffered + 1..].fill(0);
-        if self.buffered + 1 + H::LENGTH_FIELD_LEN > H::BLOCK_LEN {
-            return finish_two(self.state, &self.buffer, bits, c);
-        }
-        let buf = self.buffer.as_mut();
-        buf[H::BLOCK_LEN - 8..].copy_from_slice(&bits.to_be_bytes());
-        c.compress(&mut self.state, core::slice::from_ref(&self.buffer));
+    pub(crate) fn finish<C: Compress<H>>(self, c: &C) -> H::State {
         // Per-message copies on the stack are not wiped: the key material
         // itself is wiped once, when the key object drops.
-        self.state
+        pad_and_compress(
+            c,
+            self.state,
+            &self.buffer.as_ref()[..self.buffered],
+            self.total,
+        )
+    }
+
+    /// [`Engine::update`] with `data`, then [`Engine::finish`], for an
+    /// engine with nothing buffered (fresh or resumed): the tail goes
+    /// straight into the padded last block, without the engine's buffer.
+    pub(crate) fn finish_with<C: Compress<H>>(self, c: &C, data: &[u8]) -> H::State {
+        debug_assert_eq!(self.buffered, 0);
+        let mut state = self.state;
+        let (blocks, rest) = H::split_blocks(data);
+        if !blocks.is_empty() {
+            c.compress(&mut state, blocks);
+        }
+        pad_and_compress(c, state, rest, self.total + data.len() as u64)
     }
 }
 
-/// The last two blocks when the length spills into a second one: both in
-/// one call, so that a kernel faster on runs of two than on single blocks
-/// (the SHA-512 pair loop) takes them together. Kept out of line: inlined
-/// into `finish`, it slowed one-block SHA-384 digests by 6% against
-/// OpenSSL on Intel family 6 model 0xA7 (medians of 6 alternating runs).
-#[inline(never)]
-fn finish_two<H: HashFunction, C: Compress<H>>(
-    mut state: H::State,
-    last: &H::Block,
-    bits: u64,
+/// Compresses `tail`, the last `tail.len() < BLOCK_LEN` bytes of a message
+/// of `total` bytes, with the final padding into `state`.
+#[inline]
+fn pad_and_compress<H: HashFunction, C: Compress<H>>(
     c: &C,
+    mut state: H::State,
+    tail: &[u8],
+    total: u64,
 ) -> H::State {
-    let mut two = [*last, H::ZERO_BLOCK];
-    two[1].as_mut()[H::BLOCK_LEN - 8..].copy_from_slice(&bits.to_be_bytes());
+    let bits = total.wrapping_mul(8).to_be_bytes();
+    if tail.len() + 1 + H::LENGTH_FIELD_LEN > H::BLOCK_LEN {
+        return pad_two(c, state, tail, bits);
+    }
+    let mut last = H::ZERO_BLOCK;
+    let b = last.as_mut();
+    b[..tail.len()].copy_from_slice(tail);
+    b[tail.len()] = 0x80;
+    b[H::BLOCK_LEN - 8..].copy_from_slice(&bits);
+    c.compress(&mut state, core::slice::from_ref(&last));
+    state
+}
+
+/// [`pad_and_compress`] where the length spills into a second block: both
+/// in one call, so that a kernel faster on runs of two than on single
+/// blocks (the SHA-512 pair loop) takes them together. Kept out of line:
+/// inlined into `finish`, it slowed one-block SHA-384 digests by 6%
+/// against OpenSSL on Intel family 6 model 0xA7 (medians of 6 alternating
+/// runs).
+#[inline(never)]
+fn pad_two<H: HashFunction, C: Compress<H>>(
+    c: &C,
+    mut state: H::State,
+    tail: &[u8],
+    bits: [u8; 8],
+) -> H::State {
+    let mut two = [H::ZERO_BLOCK; 2];
+    two[0].as_mut()[..tail.len()].copy_from_slice(tail);
+    two[0].as_mut()[tail.len()] = 0x80;
+    two[1].as_mut()[H::BLOCK_LEN - 8..].copy_from_slice(&bits);
     c.compress(&mut state, &two);
     state
 }

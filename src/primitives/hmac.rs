@@ -70,20 +70,24 @@ impl<H: HashFunction> HmacStates<H> {
     pub(crate) fn finish_outer<C: Compress<H>>(&self, c: &C, inner: &H::State, out: &mut [u8]) {
         let mut digest = [0u8; MAX_TAG_LEN];
         H::write_output(inner, &mut digest[..H::OUTPUT_LEN]);
-        let mut e = Engine::resume(self.outer, H::BLOCK_LEN as u64);
-        e.update(c, &digest[..H::OUTPUT_LEN]);
-        let state = e.finish(c);
+        let state = Engine::resume(self.outer, H::BLOCK_LEN as u64)
+            .finish_with(c, &digest[..H::OUTPUT_LEN]);
         H::write_output(&state, out);
     }
 
     /// HMAC over the concatenation of `parts`.
     #[inline]
     pub(crate) fn mac_parts<C: Compress<H>>(&self, c: &C, parts: &[&[u8]], out: &mut [u8]) {
-        let mut e = self.inner_engine();
-        for part in parts {
-            e.update(c, part);
-        }
-        let inner = e.finish(c);
+        let inner = match parts {
+            [message] => self.inner_engine().finish_with(c, message),
+            _ => {
+                let mut e = self.inner_engine();
+                for part in parts {
+                    e.update(c, part);
+                }
+                e.finish(c)
+            }
+        };
         self.finish_outer(c, &inner, out);
     }
 }
@@ -465,9 +469,7 @@ pub fn digest_with_backend(
     let compressor = Compressor::new(backend.check()?);
     let out = &mut out[..n];
     fn run<H: HashFunction, C: Compress<H>>(c: &C, m: &[u8], out: &mut [u8]) {
-        let mut e = Engine::<H>::new();
-        e.update(c, m);
-        H::write_output(&e.finish(c), out);
+        H::write_output(&Engine::<H>::new().finish_with(c, m), out);
     }
     with_compressor!(compressor, |c| match algorithm {
         MacAlgorithm::HmacSha1 => run::<Sha1, _>(c, message, out),
