@@ -361,4 +361,36 @@ mod tests {
             assert!(out[n..].iter().all(|&b| b == 0xee), "u64, {len} bytes");
         }
     }
+
+    /// `finish_with` pads its own tail; it must agree with the buffered
+    /// path (and so with the `sha2` crate's hashes, which the vector tests
+    /// check) at every length around one and two blocks, fresh and resumed.
+    fn finish_with_matches_update_and_finish<H: HashFunction>()
+    where
+        crate::backends::portable::CrateCompress: Compress<H>,
+    {
+        let c = crate::backends::portable::CrateCompress;
+        let data: Vec<u8> = (0..3 * H::BLOCK_LEN + 1)
+            .map(|i| (i * 7 + 3) as u8)
+            .collect();
+        for len in 0..data.len() {
+            let m = &data[..len];
+            let mut e = Engine::<H>::new();
+            e.update(&c, m);
+            assert_eq!(Engine::<H>::new().finish_with(&c, m), e.finish(&c), "{len}");
+            // Resumed after one block, as HMAC's inner and outer hashes.
+            let mut e = Engine::<H>::resume(H::INITIAL_STATE, H::BLOCK_LEN as u64);
+            e.update(&c, m);
+            let resumed = Engine::<H>::resume(H::INITIAL_STATE, H::BLOCK_LEN as u64);
+            assert_eq!(resumed.finish_with(&c, m), e.finish(&c), "{len}, resumed");
+        }
+    }
+
+    #[test]
+    fn finish_with_matches_the_buffered_path() {
+        finish_with_matches_update_and_finish::<Sha1>();
+        finish_with_matches_update_and_finish::<Sha256>();
+        finish_with_matches_update_and_finish::<Sha384>();
+        finish_with_matches_update_and_finish::<Sha512>();
+    }
 }
