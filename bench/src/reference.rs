@@ -22,7 +22,7 @@ mod with_openssl {
         ComposedTls, Digest, EvpAesCbc, Hmac, MacOrder, StitchedTlsCipher, TLS1_2, TlsParams,
     };
 
-    use crate::workload::{CONTENT_TYPE, CbcImpl, Failure, HashImpl, MacImpl, RecordImpl};
+    use crate::workload::{CONTENT_TYPE, CbcImpl, Failure, MacImpl, RecordImpl};
 
     /// This build can compare with OpenSSL.
     pub const AVAILABLE: bool = true;
@@ -174,9 +174,9 @@ mod with_openssl {
         }
     }
 
-    impl HashImpl for Hash {
+    impl MacImpl for Hash {
         #[inline]
-        fn hash(&mut self, message: &[u8], out: &mut [u8; 64]) -> Result<usize, Failure> {
+        fn mac(&mut self, message: &[u8], out: &mut [u8; 64]) -> Result<usize, Failure> {
             let h = openssl_ref::hash(self.0, message).map_err(failure)?;
             let h = h.as_slice();
             out[..h.len()].copy_from_slice(h);
@@ -212,7 +212,7 @@ mod without_openssl {
     use cbc_hmac::{Combination, MacAlgorithm};
 
     use super::HOW_TO_ENABLE;
-    use crate::workload::{CbcImpl, Failure, HashImpl, MacImpl, RecordImpl};
+    use crate::workload::{CbcImpl, Failure, MacImpl, RecordImpl};
 
     /// This build cannot compare with OpenSSL.
     pub const AVAILABLE: bool = false;
@@ -280,8 +280,8 @@ mod without_openssl {
         }
     }
 
-    impl HashImpl for Hash {
-        fn hash(&mut self, _: &[u8], _: &mut [u8; 64]) -> Result<usize, Failure> {
+    impl MacImpl for Hash {
+        fn mac(&mut self, _: &[u8], _: &mut [u8; 64]) -> Result<usize, Failure> {
             match *self {}
         }
     }

@@ -215,9 +215,11 @@ impl RecordImpl for OurRecords {
     }
 }
 
-/// HMAC keyed once: cbc-hmac's [`HmacKey`] or OpenSSL's [`reference::Mac`].
+/// A function of one message into at most 64 bytes: HMAC keyed once
+/// (cbc-hmac's [`HmacKey`], OpenSSL's [`reference::Mac`]) or a plain hash
+/// ([`OurHash`], [`reference::Hash`]).
 pub trait MacImpl {
-    /// The tag of `message` into `out`; returns its length.
+    /// The tag (or digest) of `message` into `out`; returns its length.
     fn mac(&mut self, message: &[u8], out: &mut [u8; 64]) -> Result<usize, Failure>;
 }
 
@@ -228,22 +230,15 @@ impl MacImpl for HmacKey {
     }
 }
 
-/// A plain hash: cbc-hmac's [`digest_with_backend`] ([`OurHash`]) or
-/// OpenSSL's [`reference::Hash`].
-pub trait HashImpl {
-    /// The hash of `message` into `out`; returns its length.
-    fn hash(&mut self, message: &[u8], out: &mut [u8; 64]) -> Result<usize, Failure>;
-}
-
 /// [`digest_with_backend`] with one algorithm on one backend.
 pub struct OurHash {
     algorithm: MacAlgorithm,
     backend: Backend,
 }
 
-impl HashImpl for OurHash {
+impl MacImpl for OurHash {
     #[inline]
-    fn hash(&mut self, message: &[u8], out: &mut [u8; 64]) -> Result<usize, Failure> {
+    fn mac(&mut self, message: &[u8], out: &mut [u8; 64]) -> Result<usize, Failure> {
         Ok(digest_with_backend(
             self.algorithm,
             message,
@@ -861,27 +856,12 @@ impl HashBench {
     }
 }
 
-fn time_hash<H: HashImpl>(
-    h: &mut H,
-    message: &[u8],
-    target: Duration,
-) -> Result<(Measurement, [u8; 64], usize), Failure> {
-    let mut out = [0u8; 64];
-    let mut len = 0;
-    let measurement = measure::run(target, || {
-        len = h.hash(black_box(message), &mut out)?;
-        black_box(&out);
-        Ok::<(), Failure>(())
-    })?;
-    Ok((measurement, out, len))
-}
-
 impl Bench for HashBench {
     fn agree(&mut self) -> Result<(), Failure> {
         let mut a = [0u8; 64];
         let mut b = [0u8; 64];
-        let n = self.ours.hash(&self.message, &mut a)?;
-        let k = theirs(&mut self.theirs)?.hash(&self.message, &mut b)?;
+        let n = self.ours.mac(&self.message, &mut a)?;
+        let k = theirs(&mut self.theirs)?.mac(&self.message, &mut b)?;
         check(a[..n] == b[..k], || {
             format!(
                 "cbc-hmac and OpenSSL compute different {} hashes",
@@ -892,8 +872,8 @@ impl Bench for HashBench {
 
     fn time(&mut self, side: Side, target: Duration) -> Result<Measurement, Failure> {
         let (m, out, len) = match side {
-            Side::Ours => time_hash(&mut self.ours, &self.message, target)?,
-            Side::OpenSsl => time_hash(theirs(&mut self.theirs)?, &self.message, target)?,
+            Side::Ours => time_mac(&mut self.ours, &self.message, target)?,
+            Side::OpenSsl => time_mac(theirs(&mut self.theirs)?, &self.message, target)?,
         };
         check(out[..len] == self.expected[..], || {
             format!(
